@@ -1,0 +1,30 @@
+# The front door. The first `make demo` or `make test` creates .venv and installs
+# what is needed (pip packages, and Icarus via apt-get when missing and root).
+PY      := .venv/bin/python
+STAMP   := .venv/.installed
+EXTRAS  := hw,plot,dev
+
+.PHONY: demo test bench verilog lint clean
+
+$(STAMP): pyproject.toml
+	@scripts/bootstrap.sh "$(EXTRAS)"
+	@touch $@
+
+demo: $(STAMP)
+	$(PY) -m fredfab.sim.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -n auto -q
+
+bench: $(STAMP)
+	$(PY) -m fredfab.sim.bench
+
+verilog: $(STAMP)
+	.venv/bin/fred generate --ports 8 --m 3 --lanes 4 --dtype bf16
+
+lint: $(STAMP)
+	.venv/bin/ruff check hw model sim tests
+	.venv/bin/ruff format --check hw model sim tests
+
+clean:
+	rm -rf build .pytest_cache .hypothesis .ruff_cache

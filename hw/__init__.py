@@ -1,0 +1,1 @@
+"""Amaranth generators of the FRED switch (uSwitches, interconnect, control unit, top)."""

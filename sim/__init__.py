@@ -1,0 +1,1 @@
+"""Running things: cocotb benches and runner, timing extraction, system simulator, CLI."""
