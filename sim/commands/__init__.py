@@ -1,0 +1,1 @@
+"""One module per `fred` subcommand (see fredfab.sim.cli)."""
