@@ -1,0 +1,175 @@
+"""Switch configuration: what every uSwitch output carries, and its bit-level encoding.
+
+A configuration assigns each output of each node of a ``Topology`` a *source code*
+(model/topology.py): ``0`` nothing, ``1 + i`` input i, ``1 + n_in`` the sum of the two inputs
+(reducing kinds only). What each kind may do (fred-reference.md section 2):
+
+===== ========================================================================
+R     no input feeds two outputs (no multicast); SUM feeds at most one output
+D     any input to any output; the same input to both outputs is a multicast
+RD    anything: each output takes nothing, either input, or the sum
+DEMUX its one input feeds at most one output
+MUX   its one output takes nothing or one input
+===== ========================================================================
+
+A SUM output also consumes both inputs, so an R-uSwitch that sends the sum somewhere may not
+pass either input elsewhere.
+
+Bit-level encoding (what the control unit stores per configuration slot)
+------------------------------------------------------------------------
+The configuration is one bit vector, least significant bit first. Nodes appear in
+``Topology.nodes`` order (topological: by stage, then by construction order); within a node,
+output 0 first. Each output's source code takes ``Node.code_bits`` =
+``ceil(log2(n_sources))`` bits with ``n_sources = 1 + n_in (+1 if reducing)``. Unused code
+values (e.g. 3 in a 2-bit MUX field of m = 2) are invalid. ``to_words(width)`` cuts the vector
+into ``width``-bit words, word 0 holding bits 0..width-1; the last word is zero-padded. The
+all-zero vector is the idle configuration (nothing flows). The JSON form carries the
+parameters, the flows that produced it, every node's codes by name, and the bit vector in
+hex; ``from_json`` checks that they agree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fredfab.model.flow import Flow
+from fredfab.model.topology import NONE, Kind, Node, Topology
+
+CONFIG_SCHEMA = "fred-config/1"
+
+
+class ConfigError(ValueError):
+    """A configuration that the hardware cannot realise, or a malformed encoding."""
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Source codes for every node output of ``topology``; ``codes[i]`` belongs to node i."""
+
+    topology: Topology
+    codes: tuple[tuple[int, ...], ...]
+    flows: tuple[Flow, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.codes) != len(self.topology.nodes):
+            raise ConfigError(
+                f"{len(self.codes)} code tuples for {len(self.topology.nodes)} nodes"
+            )
+        for node, codes in zip(self.topology.nodes, self.codes, strict=True):
+            check_node_codes(node, codes)
+
+    @classmethod
+    def idle(cls, topology: Topology) -> Configuration:
+        return cls(topology, tuple((NONE,) * n.n_out for n in topology.nodes))
+
+    # -- bits ---------------------------------------------------------------------------
+
+    def to_bits(self) -> int:
+        value, shift = 0, 0
+        for node, codes in zip(self.topology.nodes, self.codes, strict=True):
+            for code in codes:
+                value |= code << shift
+                shift += node.code_bits
+        return value
+
+    @classmethod
+    def from_bits(cls, topology: Topology, value: int, flows: Sequence[Flow] = ()) -> Configuration:
+        if value < 0 or value >> topology.config_bits:
+            raise ConfigError(
+                f"configuration value has bits beyond the {topology.config_bits} this switch uses"
+            )
+        codes, shift = [], 0
+        for node in topology.nodes:
+            mask = (1 << node.code_bits) - 1
+            node_codes = []
+            for _ in range(node.n_out):
+                node_codes.append((value >> shift) & mask)
+                shift += node.code_bits
+            codes.append(tuple(node_codes))
+        return cls(topology, tuple(codes), tuple(flows))
+
+    def to_words(self, width: int = 32) -> list[int]:
+        if width < 1:
+            raise ConfigError(f"word width must be >= 1, got {width}")
+        n_words = -(-self.topology.config_bits // width)
+        value, mask = self.to_bits(), (1 << width) - 1
+        return [(value >> (i * width)) & mask for i in range(n_words)]
+
+    @classmethod
+    def from_words(
+        cls, topology: Topology, words: Sequence[int], width: int = 32, flows: Sequence[Flow] = ()
+    ) -> Configuration:
+        expected = -(-topology.config_bits // width)
+        if len(words) != expected:
+            raise ConfigError(f"expected {expected} words of {width} bits, got {len(words)}")
+        value = 0
+        for i, w in enumerate(words):
+            if not 0 <= w < (1 << width):
+                raise ConfigError(f"word {i} = {w:#x} does not fit in {width} bits")
+            value |= w << (i * width)
+        return cls.from_bits(topology, value, flows)
+
+    # -- JSON ---------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        topo = self.topology
+        return json.dumps(
+            {
+                "schema": CONFIG_SCHEMA,
+                "arch": "clos",
+                "ports": topo.ports,
+                "m": topo.m,
+                "flows": [str(f) for f in self.flows],
+                "config_bits": topo.config_bits,
+                "bits_hex": f"{self.to_bits():x}",
+                "codes": {n.name: list(c) for n, c in zip(topo.nodes, self.codes, strict=True)},
+            },
+            indent=1,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Configuration:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"configuration is not valid JSON: {exc}") from None
+        if not isinstance(data, dict) or data.get("schema") != CONFIG_SCHEMA:
+            raise ConfigError(f"not a {CONFIG_SCHEMA} configuration (schema field)")
+        missing = {"ports", "m", "bits_hex", "codes", "flows"} - set(data)
+        if missing:
+            raise ConfigError(f"configuration JSON lacks {sorted(missing)}")
+        if data.get("arch", "clos") != "clos":
+            raise ConfigError(f"configuration is for arch {data['arch']!r}, not clos")
+        topo = Topology.build(data["ports"], data["m"])
+        flows = [Flow.parse(f) for f in data["flows"]]
+        config = cls.from_bits(topo, int(data["bits_hex"], 16), flows)
+        by_name = {n.name: n for n in topo.nodes}
+        if set(data["codes"]) != set(by_name):
+            raise ConfigError("node names in 'codes' do not match the topology")
+        for name, codes in data["codes"].items():
+            if tuple(codes) != config.codes[by_name[name].index]:
+                raise ConfigError(f"codes of {name} disagree with bits_hex")
+        return config
+
+
+def check_node_codes(node: Node, codes: Sequence[int]) -> None:
+    """Raise ConfigError if ``codes`` is not something ``node`` can do."""
+    if len(codes) != node.n_out:
+        raise ConfigError(f"{node.name}: {len(codes)} codes for {node.n_out} outputs")
+    for q, c in enumerate(codes):
+        if not 0 <= c < node.n_sources:
+            raise ConfigError(
+                f"{node.name} ({node.kind}): output {q} code {c} not in 0..{node.n_sources - 1}"
+            )
+    used = [c for c in codes if c != NONE]
+    if node.kind is Kind.R:
+        inputs = [c for c in used if c != node.sum_code]
+        sums = len(used) - len(inputs)
+        if len(set(inputs)) != len(inputs) or sums > 1 or (sums and inputs):
+            raise ConfigError(
+                f"{node.name} (R): an R-uSwitch cannot multicast, codes {tuple(codes)}"
+            )
+    elif node.kind is Kind.DEMUX and len(used) > 1:
+        raise ConfigError(f"{node.name} (DEMUX): feeds more than one output, codes {tuple(codes)}")

@@ -1,0 +1,305 @@
+"""The Fred_m(P) interconnect as data: the one description of a switch's wiring.
+
+Fred_m(P) is a recursive (m, n=2, r) Clos network (fred-reference.md section 2):
+
+* P even, P = 2r: r input uSwitches (2 inputs, m outputs), m middle copies of Fred_m(r),
+  r output uSwitches (m inputs, 2 outputs).
+* P odd, P = 2r + 1: the same on ports 0..2r-1, middles are Fred_m(r + 1), and the last
+  port 2r reaches port r of every middle through a 1:m demux, and leaves through an m:1 mux
+  (Chang and Melhem's arbitrary-size Benes construction).
+* Wiring: ports 2k and 2k+1 share input uSwitch k and output uSwitch k; output j of input
+  uSwitch k drives port k of middle j; port k of middle j drives input j of output uSwitch k.
+* Base cases. Fred_m(2) is one 2x2 RD-uSwitch: each output selects nothing, either input or
+  their sum, which covers every flow set on two ports. Fred_m(3) is the odd construction
+  with r = 1 but only two middle Fred_m(2) copies whatever m is: its conflict graph has at
+  most two edges (one per 2-port uSwitch; port 2 conflicts with nobody) and so is always
+  2-colourable; more middles would add hardware and no routability. The exhaustive test
+  in tests/model/test_topology.py routes every valid flow set on 2 and 3 ports.
+
+Two views of the same network are built together:
+
+* ``Subnet``: the recursive structure (which nodes form the input stage, output stage,
+  demux, mux and middles of each level), used by the router.
+* ``Topology.nodes`` / ``Topology.links``: the flat graph of uSwitches and point-to-point
+  links in topological order, used by the functional model, the RTL generator and the
+  manifest.
+
+A uSwitch is configured by choosing, for each of its outputs, a *source code*:
+``NONE`` (0), input i (``1 + i``), or, for reducing kinds, ``SUM`` of its two inputs
+(``1 + n_in``). See model/config.py for what each kind may do.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    """uSwitch kinds. R reduces, D multicasts, RD does both (2x2 base case)."""
+
+    R = "R"  # input stage: 2 in, m out; pass each input, or add both into one output
+    D = "D"  # output stage: m in, 2 out; route, or copy one input to both outputs
+    RD = "RD"  # Fred_m(2): 2 in, 2 out; reduce and/or multicast
+    DEMUX = "DEMUX"  # odd P, last input port: 1 in, m out
+    MUX = "MUX"  # odd P, last output port: m in, 1 out
+
+
+#: Kinds that contain an adder (their SUM source code exists).
+REDUCING = frozenset({Kind.R, Kind.RD})
+
+#: Source code meaning "this output carries nothing".
+NONE = 0
+
+
+@dataclass(frozen=True)
+class Node:
+    """One uSwitch (or mux/demux) of the flattened network."""
+
+    index: int  # position in Topology.nodes (topological order)
+    name: str  # hierarchical: "m1.m0.in2" = input uSwitch 2 of middle 0 of middle 1
+    kind: Kind
+    n_in: int
+    n_out: int
+    stage: int  # column of the network, 0 = the inputs' side
+
+    @property
+    def n_sources(self) -> int:
+        """Number of source codes an output can take (NONE, each input, SUM if reducing)."""
+        return 1 + self.n_in + (1 if self.kind in REDUCING else 0)
+
+    @property
+    def sum_code(self) -> int | None:
+        return 1 + self.n_in if self.kind in REDUCING else None
+
+    @property
+    def code_bits(self) -> int:
+        """Bits of one output's source code in the configuration encoding."""
+        return max(1, (self.n_sources - 1).bit_length())
+
+
+@dataclass(frozen=True, order=True)
+class Endpoint:
+    """Port ``port`` of node ``node``; node -1 is the switch boundary (its external ports)."""
+
+    node: int
+    port: int
+
+
+BOUNDARY = -1
+
+
+@dataclass(frozen=True)
+class Link:
+    """A point-to-point connection from an output of one node to an input of another."""
+
+    src: Endpoint  # (node, output index) or (BOUNDARY, switch input port)
+    dst: Endpoint  # (node, input index) or (BOUNDARY, switch output port)
+
+
+@dataclass
+class Subnet:
+    """One level of the recursion: Fred_m(ports) and where its parts sit in the flat graph."""
+
+    ports: int
+    name: str
+    base: int | None = None  # Fred_m(2): the single RD node
+    ins: list[int] = field(default_factory=list)  # input uSwitch k (ports 2k, 2k+1)
+    outs: list[int] = field(default_factory=list)  # output uSwitch k (ports 2k, 2k+1)
+    demux: int | None = None  # odd ports: demux of the last input port
+    mux: int | None = None  # odd ports: mux of the last output port
+    middles: list[Subnet] = field(default_factory=list)
+
+    @property
+    def r(self) -> int:
+        """Number of 2-port input (and output) uSwitches."""
+        return self.ports // 2
+
+    @property
+    def odd(self) -> bool:
+        return self.ports % 2 == 1
+
+
+class Topology:
+    """Fred_m(ports), flattened. Build with ``Topology.build(ports, m)`` (cached)."""
+
+    def __init__(self, ports: int, m: int) -> None:
+        if not isinstance(ports, int) or ports < 2:
+            raise ValueError(f"Fred_m(P) needs P >= 2 ports, got {ports!r}")
+        if not isinstance(m, int) or m < 2:
+            raise ValueError(f"Fred_m(P) needs m >= 2 middle subnetworks, got {m!r}")
+        self.ports = ports
+        self.m = m
+        self.nodes: list[Node] = []
+        self.links: list[Link] = []
+        # Where each external port enters / leaves, as node endpoints.
+        self.inputs: list[Endpoint] = []
+        self.outputs: list[Endpoint] = []
+        # The recursion; its wiring is turned into links below.
+        self.root = self._build(ports, "", 0)
+        self._wire_boundary()
+
+    @staticmethod
+    @functools.cache
+    def build(ports: int, m: int) -> Topology:
+        """The (shared, read-only) topology of Fred_m(ports)."""
+        return Topology(ports, m)
+
+    # -- construction -------------------------------------------------------------------
+
+    def _add(self, name: str, kind: Kind, n_in: int, n_out: int, stage: int) -> int:
+        index = len(self.nodes)
+        self.nodes.append(Node(index, name, kind, n_in, n_out, stage))
+        return index
+
+    def _build(self, ports: int, prefix: str, stage: int) -> Subnet:
+        sub = Subnet(ports=ports, name=prefix.rstrip(".") or "top")
+        if ports == 2:
+            sub.base = self._add(f"{prefix}rd", Kind.RD, 2, 2, stage)
+            return sub
+        r = ports // 2
+        n_mid = 2 if ports == 3 else self.m  # see module docstring: Fred_m(3)
+        mid_ports = r + 1 if ports % 2 else r
+        sub.ins = [self._add(f"{prefix}in{k}", Kind.R, 2, n_mid, stage) for k in range(r)]
+        if ports % 2:
+            sub.demux = self._add(f"{prefix}demux", Kind.DEMUX, 1, n_mid, stage)
+        sub.middles = [self._build(mid_ports, f"{prefix}m{j}.", stage + 1) for j in range(n_mid)]
+        out_stage = stage + 1 + stages_of(mid_ports)
+        sub.outs = [self._add(f"{prefix}out{k}", Kind.D, n_mid, 2, out_stage) for k in range(r)]
+        if ports % 2:
+            sub.mux = self._add(f"{prefix}mux", Kind.MUX, n_mid, 1, out_stage)
+        # Clos wiring between the outer stages and the middles.
+        for j, mid in enumerate(sub.middles):
+            for k in range(r):
+                self._connect(Endpoint(sub.ins[k], j), self._sub_input(mid, k))
+                self._connect(self._sub_output(mid, k), Endpoint(sub.outs[k], j))
+            if ports % 2:
+                self._connect(Endpoint(sub.demux, j), self._sub_input(mid, r))
+                self._connect(self._sub_output(mid, r), Endpoint(sub.mux, j))
+        return sub
+
+    def _connect(self, src: Endpoint, dst: Endpoint) -> None:
+        self.links.append(Link(src, dst))
+
+    @staticmethod
+    def _sub_input(sub: Subnet, port: int) -> Endpoint:
+        """The node input that external input ``port`` of ``sub`` drives."""
+        if sub.base is not None:
+            return Endpoint(sub.base, port)
+        if sub.odd and port == sub.ports - 1:
+            return Endpoint(sub.demux, 0)
+        return Endpoint(sub.ins[port // 2], port % 2)
+
+    @staticmethod
+    def _sub_output(sub: Subnet, port: int) -> Endpoint:
+        """The node output that drives external output ``port`` of ``sub``."""
+        if sub.base is not None:
+            return Endpoint(sub.base, port)
+        if sub.odd and port == sub.ports - 1:
+            return Endpoint(sub.mux, 0)
+        return Endpoint(sub.outs[port // 2], port % 2)
+
+    def _wire_boundary(self) -> None:
+        for p in range(self.ports):
+            self.inputs.append(self._sub_input(self.root, p))
+            self.outputs.append(self._sub_output(self.root, p))
+            self._connect(Endpoint(BOUNDARY, p), self.inputs[p])
+            self._connect(self.outputs[p], Endpoint(BOUNDARY, p))
+        # Nodes were appended depth-first; order them by stage so that every link goes
+        # from a lower to a higher index (a topological order), renumbering links.
+        order = sorted(range(len(self.nodes)), key=lambda i: (self.nodes[i].stage, i))
+        renum = {old: new for new, old in enumerate(order)}
+        renum[BOUNDARY] = BOUNDARY
+        self.nodes = [
+            Node(renum[n.index], n.name, n.kind, n.n_in, n.n_out, n.stage)
+            for n in (self.nodes[i] for i in order)
+        ]
+
+        def re(e: Endpoint) -> Endpoint:
+            return Endpoint(renum[e.node], e.port)
+
+        self.links = [Link(re(lk.src), re(lk.dst)) for lk in self.links]
+        self.inputs = [re(e) for e in self.inputs]
+        self.outputs = [re(e) for e in self.outputs]
+        _renumber_subnet(self.root, renum)
+        # Index the links both ways for the functional model.
+        self.driver: dict[Endpoint, Endpoint] = {lk.dst: lk.src for lk in self.links}
+        self.sink: dict[Endpoint, Endpoint] = {lk.src: lk.dst for lk in self.links}
+        #: node_inputs[i][k]: the endpoint driving input k of node i.
+        self.node_inputs: list[list[Endpoint]] = [
+            [self.driver[Endpoint(n.index, k)] for k in range(n.n_in)] for n in self.nodes
+        ]
+
+    # -- queries ------------------------------------------------------------------------
+
+    @property
+    def stages(self) -> int:
+        return stages_of(self.ports)
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(f"no uSwitch named {name!r} in Fred_{self.m}({self.ports})")
+
+    def counts(self) -> dict[str, int]:
+        """uSwitches by kind, adders (one per reducing uSwitch and lane), stages, links, bits."""
+        out = {k.value: 0 for k in Kind}
+        for n in self.nodes:
+            out[n.kind.value] += 1
+        out["uswitches"] = len(self.nodes)
+        out["adders"] = sum(1 for n in self.nodes if n.kind in REDUCING)
+        out["stages"] = self.stages
+        out["internal_links"] = sum(
+            1 for lk in self.links if lk.src.node != BOUNDARY and lk.dst.node != BOUNDARY
+        )
+        out["config_bits"] = self.config_bits
+        return out
+
+    @property
+    def config_bits(self) -> int:
+        """Bits of one full configuration (every output's source code)."""
+        return sum(n.n_out * n.code_bits for n in self.nodes)
+
+    def to_dict(self) -> dict:
+        """The structure as plain data (for manifests and other tools)."""
+        return {
+            "ports": self.ports,
+            "m": self.m,
+            "stages": self.stages,
+            "nodes": [
+                {
+                    "index": n.index,
+                    "name": n.name,
+                    "kind": n.kind.value,
+                    "n_in": n.n_in,
+                    "n_out": n.n_out,
+                    "stage": n.stage,
+                    "code_bits": n.code_bits,
+                }
+                for n in self.nodes
+            ],
+            "links": [[lk.src.node, lk.src.port, lk.dst.node, lk.dst.port] for lk in self.links],
+            "counts": self.counts(),
+        }
+
+
+def _renumber_subnet(sub: Subnet, renum: dict[int, int]) -> None:
+    if sub.base is not None:
+        sub.base = renum[sub.base]
+    sub.ins = [renum[i] for i in sub.ins]
+    sub.outs = [renum[i] for i in sub.outs]
+    if sub.demux is not None:
+        sub.demux = renum[sub.demux]
+        sub.mux = renum[sub.mux]
+    for mid in sub.middles:
+        _renumber_subnet(mid, renum)
+
+
+@functools.cache
+def stages_of(ports: int) -> int:
+    """Number of uSwitch columns of Fred_m(ports); m does not change it."""
+    if ports == 2:
+        return 1
+    return 2 + stages_of(ports // 2 + ports % 2)
