@@ -54,9 +54,7 @@ class Configuration:
 
     def __post_init__(self) -> None:
         if len(self.codes) != len(self.topology.nodes):
-            raise ConfigError(
-                f"{len(self.codes)} code tuples for {len(self.topology.nodes)} nodes"
-            )
+            raise ConfigError(f"{len(self.codes)} code tuples for {len(self.topology.nodes)} nodes")
         for node, codes in zip(self.topology.nodes, self.codes, strict=True):
             check_node_codes(node, codes)
 

@@ -52,7 +52,9 @@ class Flow:
         left, sep, right = text.partition(":")
         if not sep:
             raise FlowError(f"flow {text!r}: expected IPS:OPS, e.g. 0,1:2 or 0-3:0-3")
-        return cls(parse_ports(left, what=f"flow {text!r}"), parse_ports(right, what=f"flow {text!r}"))
+        return cls(
+            parse_ports(left, what=f"flow {text!r}"), parse_ports(right, what=f"flow {text!r}")
+        )
 
 
 def parse_ports(text: str, what: str = "port list") -> list[int]:
@@ -84,7 +86,10 @@ def validate_flows(flows: Sequence[Flow], ports: int) -> tuple[Flow, ...]:
     for i, flow in enumerate(flows):
         if not isinstance(flow, Flow):
             raise FlowError(f"flow {i} is a {type(flow).__name__}, not a Flow")
-        for side, ports_of, owner in (("input", flow.ips, owner_in), ("output", flow.ops, owner_out)):
+        for side, ports_of, owner in (
+            ("input", flow.ips, owner_in),
+            ("output", flow.ops, owner_out),
+        ):
             for p in sorted(ports_of):
                 if p >= ports:
                     raise FlowError(

@@ -70,6 +70,7 @@ def _partial_partitions(items: list[int]) -> Iterator[list[list[int]]]:
 
 def _disjoint_sequences(items: list[int], k: int) -> Iterator[list[list[int]]]:
     """Ordered sequences of ``k`` disjoint non-empty subsets of ``items``."""
+
     # Assign each item to one of the k blocks or to none; keep assignments with no empty block.
     def rec(i: int, blocks: list[list[int]]) -> Iterator[list[list[int]]]:
         if i == len(items):

@@ -252,9 +252,10 @@ def error_bound(arrays: Sequence[np.ndarray], depth: int, et: ElementType) -> np
     if du >= 1:
         raise ValueError(f"error_bound: depth {depth} too large for {et.name} (d*u >= 1)")
     gamma = du / (1 - du)
-    with np.errstate(invalid="ignore"):  # inf/NaN inputs give inf/NaN bounds: checked apart
+    # inf/NaN inputs give inf/NaN bounds (inf * 0 at depth 0): they are checked apart.
+    with np.errstate(invalid="ignore"):
         total = np.abs(stack.astype(np.float64)).sum(axis=0)
-    return total * gamma * (1 + 2.0**-20)
+        return total * gamma * (1 + 2.0**-20)
 
 
 def check_within_bound(

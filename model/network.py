@@ -22,10 +22,8 @@ from typing import TypeVar
 import numpy as np
 
 from fredfab.model.flow import Flow
+from fredfab.model.golden import Tree
 from fredfab.model.topology import BOUNDARY, NONE, Endpoint, Topology
-
-#: A reduction tree: an input port, or a pair (left, right) added in that operand order.
-Tree = int | tuple["Tree", "Tree"]
 
 V = TypeVar("V")
 
