@@ -48,7 +48,7 @@ class Flow:
 
     @classmethod
     def parse(cls, text: str) -> Flow:
-        """Parse ``IPS:OPS`` where each side is a comma list of ports or ranges, e.g. ``0-3:0-3``."""
+        """Parse ``IPS:OPS``, each side a comma list of ports or ranges, e.g. ``0-3:0-3``."""
         left, sep, right = text.partition(":")
         if not sep:
             raise FlowError(f"flow {text!r}: expected IPS:OPS, e.g. 0,1:2 or 0-3:0-3")

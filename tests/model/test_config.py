@@ -1,5 +1,6 @@
 """Configuration encoding: kind rules, bit/word/JSON round trips, tamper detection."""
 
+import contextlib
 import json
 
 import numpy as np
@@ -16,10 +17,8 @@ def _random_routings(n, seed=0):
     out = []
     while len(out) < n:
         P, m = int(rng.integers(2, 20)), int(rng.integers(2, 5))
-        try:
+        with contextlib.suppress(RouteConflict):
             out.append(route(random_flow_set(rng, P), P, m))
-        except RouteConflict:
-            pass
     return out
 
 
