@@ -1,0 +1,73 @@
+"""`fred route`: route concurrent flows on Fred_m(P) and print the configuration."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from fredfab.model.flow import Flow
+from fredfab.model.router import Routing, route
+from fredfab.model.topology import NONE, Node
+
+NAME = "route"
+HELP = "route concurrent flows (IPS:OPS) on a Fred_m(P) switch and print its configuration"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ports", "-P", type=int, required=True, help="switch ports P (>= 2)")
+    p.add_argument("--m", type=int, default=3, help="middle subnetworks m (>= 2; default 3)")
+    p.add_argument(
+        "--flow",
+        action="append",
+        required=True,
+        metavar="IPS:OPS",
+        help="a flow, e.g. 0-3:0-3 (All-Reduce) or 2:0,5 (multicast); repeat for concurrent flows",
+    )
+    p.add_argument(
+        "--no-backtrack",
+        action="store_true",
+        help="the paper's rule: one colouring per level, no backtracking",
+    )
+    p.add_argument("--all", action="store_true", help="also list idle uSwitches")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace) -> int:
+    flows = [Flow.parse(text) for text in args.flow]
+    routing = route(flows, args.ports, args.m, backtrack=not args.no_backtrack)
+    if args.json:
+        data = json.loads(routing.config.to_json())
+        data["trees"] = {str(f): t for f, t in zip(routing.flows, routing.trees, strict=True)}
+        print(json.dumps(data, indent=1))
+    else:
+        print(format_routing(routing, show_idle=args.all))
+    return 0
+
+
+def format_routing(routing: Routing, show_idle: bool = False) -> str:
+    topo = routing.topology
+    lines = [
+        f"Fred_{topo.m}({topo.ports}): {topo.stages} stages, {len(topo.nodes)} uSwitches, "
+        f"{topo.config_bits} configuration bits",
+        "",
+        "flow        kind        reduction tree",
+    ]
+    for f, tree in zip(routing.flows, routing.trees, strict=True):
+        lines.append(f"{str(f):<11} {f.kind:<11} {tree}")
+    lines += ["", "stage  uSwitch          kind   outputs (output <- source)"]
+    active = 0
+    for node, codes in zip(topo.nodes, routing.config.codes, strict=True):
+        if all(c == NONE for c in codes) and not show_idle:
+            continue
+        active += any(c != NONE for c in codes)
+        outs = "  ".join(f"{q}<-{_source(node, c)}" for q, c in enumerate(codes) if c != NONE)
+        lines.append(f"{node.stage:<6} {node.name:<16} {node.kind.value:<6} {outs or '(idle)'}")
+    lines += [
+        "",
+        f"{active} of {len(topo.nodes)} uSwitches active; bits = {routing.config.to_bits():#x}",
+    ]
+    return "\n".join(lines)
+
+
+def _source(node: Node, code: int) -> str:
+    return "sum" if code == node.sum_code else f"in{code - 1}"
