@@ -1,0 +1,461 @@
+"""Collective algorithms: a request over an NPU group becomes chunked transfers in a Schedule.
+
+Endpoint algorithms (the mesh, FRED-A/C, and fallbacks), all over unicast routes:
+
+* ``ring``: logical ring in group order; All-Reduce = Reduce-Scatter then All-Gather,
+  2(N-1) steps of D/N. On a mesh each hop follows X-Y routes, so non-neighbour hops share links.
+* ``mesh-2d`` (wafer-wide or any full rectangle on a mesh): Reduce-Scatter along rows, All-Reduce
+  of the D/W shard along columns, All-Gather along rows; even chunks run their rings one way,
+  odd chunks the opposite way (the paper's "two chunks in opposite directions"). Each row and
+  column ring uses the folded order (folded()), so no hop crosses the whole line.
+* ``hierarchical-ring`` (FRED-A/C, BlueConnect style): Reduce-Scatter inside each L1 switch,
+  All-Reduce of the shards across L1 switches among members of equal local rank (through L2),
+  All-Gather inside each L1. Needs the same number (>= 2) of members under each L1 switch
+  involved; otherwise the flat ring.
+* Reduce = ring Reduce-Scatter then every member sends its shard to the root; Broadcast = the
+  root scatters D/N shards, then ring All-Gather; All-to-All = N-1 rounds, member i sending
+  D/N to member i+r in round r; point-to-point = one route.
+* I/O patterns for weight streaming: ``io-broadcast`` (D bytes from off-wafer memory, 1/K from
+  each of the K I/O controllers, to every group member) forwards each shard along a pipelined
+  chain through the group starting at the member closest to its controller; ``io-reduce``
+  (gradients of D bytes summed over the group, 1/K delivered to each controller) is the
+  reverse chain.
+
+In-switch algorithms (FRED-B/D), each a tree flow (fredfab.model.system.schedule.tree_flow):
+All-Reduce, Reduce, Broadcast/Multicast and the I/O patterns are one flow each (L1 reduce,
+L2 reduce, L2 to L1, L1 multicast, pipelined); Reduce-Scatter is N serial reduce flows of D/N,
+All-Gather N serial multicasts, with a switch reconfiguration between steps. All-to-All and
+point-to-point are unicast, routed online (the default configuration index), not circuits.
+
+Chunks: the request is split into C chunks; chunk c+1 of every stream starts once chunk c has
+been sent, so hierarchical phases and chains pipeline across chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fredfab.model.system.fabric import Fabric, FabricError
+from fredfab.model.system.schedule import NO_DEP, Schedule, TreeFlow, tree_flow
+
+OPS = (
+    "all-reduce",
+    "reduce-scatter",
+    "all-gather",
+    "reduce",
+    "broadcast",
+    "all-to-all",
+    "p2p",
+    "io-broadcast",
+    "io-reduce",
+)
+ALIASES = {
+    "allreduce": "all-reduce",
+    "reducescatter": "reduce-scatter",
+    "allgather": "all-gather",
+    "multicast": "broadcast",
+    "alltoall": "all-to-all",
+    "point-to-point": "p2p",
+    "sendrecv": "p2p",
+    "unicast": "p2p",
+}
+
+
+def normalize_op(op: str) -> str:
+    o = ALIASES.get(op.lower(), op.lower())
+    if o not in OPS:
+        raise ValueError(f"collective {op!r} unknown; use one of {', '.join(OPS)} (or multicast)")
+    return o
+
+
+def bus_factor(op: str, n: int) -> float:
+    """Bytes each NPU sends (and receives) per byte of the request under the endpoint
+    (ring) algorithms, NCCL's "bus bandwidth" factor: per-NPU effective bandwidth is
+    factor * size / time. All-Reduce 2(N-1)/N; Reduce-Scatter, All-Gather, All-to-All
+    (N-1)/N; Reduce, Broadcast, point-to-point and the I/O patterns 1."""
+    op = normalize_op(op)
+    if n <= 1:
+        return 0.0
+    if op == "all-reduce":
+        return 2 * (n - 1) / n
+    if op in ("reduce-scatter", "all-gather", "all-to-all"):
+        return (n - 1) / n
+    return 1.0
+
+
+@dataclass(frozen=True)
+class CollectiveRequest:
+    """One collective over ``group`` (NPU ids, in ring order) of ``size_bytes`` per NPU.
+
+    ``root`` is the destination of Reduce and the source of Broadcast (default group[0]).
+    A point-to-point request has ``group = (src, dst)``. ``size_bytes`` is the data each
+    member contributes (All-Reduce, Reduce-Scatter, Reduce), holds at the end (All-Gather,
+    Broadcast) or sends in all (All-to-All); for the I/O patterns, the bytes streamed.
+    """
+
+    op: str
+    group: tuple[int, ...]
+    size_bytes: float
+    root: int | None = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "op", normalize_op(self.op))
+        object.__setattr__(self, "group", tuple(int(u) for u in self.group))
+        if not (self.size_bytes >= 0 and np.isfinite(self.size_bytes)):
+            raise ValueError(f"size must be a finite number of bytes >= 0, got {self.size_bytes}")
+        object.__setattr__(self, "size_bytes", float(self.size_bytes))
+        if not self.group:
+            raise ValueError(f"{self.op}: the group is empty")
+        if len(set(self.group)) != len(self.group):
+            raise ValueError(f"{self.op}: the group names an NPU twice")
+        if self.op == "p2p" and len(self.group) != 2:
+            raise ValueError(f"p2p needs group = (src, dst), got {len(self.group)} NPUs")
+        if self.root is not None:
+            if self.op not in ("reduce", "broadcast"):
+                raise ValueError(f"{self.op} takes no root")
+            if self.root not in self.group:
+                raise ValueError(f"root {self.root} is not in the group")
+
+    @property
+    def root_npu(self) -> int:
+        return self.group[0] if self.root is None else self.root
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one request will run: algorithm name and, for in-switch ones, its switch phases."""
+
+    index: int
+    request: CollectiveRequest
+    algorithm: str
+    #: In-switch serial steps; each a tuple of tree flows configured at the same time.
+    steps: tuple[tuple[TreeFlow, ...], ...] = ()
+    #: True when ``steps`` run at once, time-multiplexed at packet granularity (several
+    #: multicasts into the same output ports cannot share one circuit configuration).
+    multiplexed: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+
+def plan_request(
+    fabric: Fabric, req: CollectiveRequest, index: int = 0, endpoint: bool = False
+) -> Plan:
+    """Choose the algorithm for ``req`` on ``fabric`` (``endpoint`` forbids in-switch ones)."""
+    g = fabric.check_npus(req.group, f"{req.op} group")
+    op = req.op
+    n = len(g)
+    if op.startswith("io-") and not fabric.ios:
+        raise FabricError(f"{op}: fabric {fabric.name} has no I/O controllers")
+    if n == 1 and not op.startswith("io-"):
+        return Plan(index, req, "local")
+    if fabric.in_switch and not endpoint and op not in ("all-to-all", "p2p"):
+        if op == "all-reduce":
+            steps = ((tree_flow(fabric, g, g),),)
+        elif op == "reduce":
+            steps = ((tree_flow(fabric, g, [req.root_npu]),),)
+        elif op == "broadcast":
+            steps = ((tree_flow(fabric, [req.root_npu], g),),)
+        elif op == "reduce-scatter":
+            steps = tuple((tree_flow(fabric, g, [u]),) for u in g)
+        elif op == "all-gather":
+            steps = tuple((tree_flow(fabric, [u], g),) for u in g)
+        elif op == "io-broadcast":
+            steps = tuple((tree_flow(fabric, [io], g),) for io in fabric.ios)
+        else:  # io-reduce
+            steps = tuple((tree_flow(fabric, g, [io]),) for io in fabric.ios)
+        mux = op.startswith("io-")
+        return Plan(index, req, f"in-switch-{op}", steps, multiplexed=mux)
+    if op == "all-reduce":
+        if fabric.routing == "xy" and _rectangle(fabric, g) is not None:
+            return Plan(index, req, "mesh-2d")
+        if fabric.routing == "tree" and _l1_blocks(fabric, g) is not None:
+            return Plan(index, req, "hierarchical-ring")
+        return Plan(index, req, "ring")
+    names = {
+        "reduce-scatter": "ring",
+        "all-gather": "ring",
+        "reduce": "ring-reduce-scatter+gather",
+        "broadcast": "scatter+ring-all-gather",
+        "all-to-all": "direct-rounds",
+        "p2p": "direct",
+        "io-broadcast": "io-chain",
+        "io-reduce": "io-chain",
+    }
+    return Plan(index, req, names[op])
+
+
+def build(sched: Schedule, plan: Plan, chunks: int = 1) -> None:
+    """Add the transfers of ``plan`` to ``sched``."""
+    if chunks < 1:
+        raise ValueError(f"chunks must be >= 1, got {chunks}")
+    req, f = plan.request, sched.fabric
+    g = np.array(req.group, dtype=np.int64)
+    n = len(g)
+    r = plan.index
+    D = req.size_bytes
+    alg = plan.algorithm
+    if alg == "local":
+        return
+    if alg.startswith("in-switch-"):
+        _build_in_switch(sched, plan, chunks)
+        return
+    Dc = D / chunks
+    op = req.op
+    if alg == "mesh-2d":
+        M = _rectangle(f, req.group)
+        H, W = M.shape
+        M = M[folded(H)][:, folded(W)]  # rows and columns stay rows and columns
+        prev = [None, None]
+        for c in range(chunks):
+            d = c % 2
+            Mr = M[:, ::-1] if d else M
+            e1, s1 = _rings(sched, Mr, W - 1, Dc / W, r, None, prev[d] and prev[d][0])
+            Mc = Mr.T[:, ::-1] if d else Mr.T
+            ent = e1.T[:, ::-1] if d else e1.T
+            e2, s2 = _rings(sched, Mc, 2 * (H - 1), Dc / (W * H), r, ent, prev[d] and prev[d][1])
+            back = e2[:, ::-1].T if d else e2.T
+            _, s3 = _rings(sched, Mr, W - 1, Dc / W, r, back, prev[d] and prev[d][2])
+            prev[d] = (s1, s2, s3)
+        return
+    if alg == "hierarchical-ring":
+        M = _l1_blocks(f, req.group)
+        G, k = M.shape
+        prev = None
+        for _c in range(chunks):
+            e1, s1 = _rings(sched, M, k - 1, Dc / k, r, None, prev and prev[0])
+            e2, s2 = _rings(sched, M.T, 2 * (G - 1), Dc / (k * G), r, e1.T, prev and prev[1])
+            _, s3 = _rings(sched, M, k - 1, Dc / k, r, e2.T, prev and prev[2])
+            prev = (s1, s2, s3)
+        return
+    M = g.reshape(1, n)
+    if alg == "ring":
+        steps = {"all-reduce": 2 * (n - 1), "reduce-scatter": n - 1, "all-gather": n - 1}[op]
+        prev = None
+        for _c in range(chunks):
+            _, prev = _rings(sched, M, steps, Dc / n, r, None, prev)
+        return
+    if alg == "ring-reduce-scatter+gather":
+        root = req.root_npu
+        others = g[g != root]
+        prev = None
+        for _c in range(chunks):
+            ex, s1 = _rings(sched, M, n - 1, Dc / n, r, None, prev and prev[0])
+            after = ex.ravel()[g != root]
+            s2 = sched.add_paths(
+                others,
+                np.full(n - 1, root),
+                Dc / n,
+                after=[after],
+                after_sent=[prev[1]] if prev else (),
+                request=r,
+            )
+            prev = (s1, s2)
+        return
+    if alg == "scatter+ring-all-gather":
+        root = req.root_npu
+        others = g[g != root]
+        prev = None
+        for _c in range(chunks):
+            s1 = sched.add_paths(
+                np.full(n - 1, root),
+                others,
+                Dc / n,
+                after_sent=[prev[0]] if prev else (),
+                request=r,
+            )
+            ent = np.full(n, NO_DEP, dtype=np.int64)
+            ent[g != root] = s1
+            _, s2 = _rings(sched, M, n - 1, Dc / n, r, ent.reshape(1, n), prev and prev[1])
+            prev = (s1, s2)
+        return
+    if alg == "direct-rounds":
+        last = None
+        for _c in range(chunks):
+            for rnd in range(1, n):
+                last = sched.add_paths(
+                    g,
+                    np.roll(g, -rnd),
+                    Dc / n,
+                    after_sent=[last] if last is not None else (),
+                    request=r,
+                )
+        return
+    if alg == "direct":
+        last = None
+        for _c in range(chunks):
+            last = sched.add_paths(
+                g[:1], g[1:], Dc, after_sent=[last] if last is not None else (), request=r
+            )
+        return
+    if alg == "io-chain":
+        _build_io_chain(sched, plan, chunks)
+        return
+    raise AssertionError(f"no builder for {alg}")
+
+
+# ---------------------------------------------------------------------- helpers
+def _rings(sched, M, steps, size, req, entry, prev):
+    """Concurrent rings, one per row of member matrix M (R x n): in step k member M[r, i]
+    sends ``size`` bytes to M[r, i+1] once it has received step k-1 (or its ``entry``
+    transfer, aligned with M). ``prev``: the previous chunk's per-step transfer ids, whose
+    same-position sends must have left first. Returns (exit, per-step ids): exit[r, i] is the
+    last transfer member M[r, i] received (its entry if there were no steps)."""
+    R, n = M.shape
+    src = M.ravel()
+    dst = np.roll(M, -1, axis=1).ravel()
+    recv = None if entry is None else np.asarray(entry, dtype=np.int64)
+    out = []
+    for k in range(steps):
+        t = sched.add_paths(
+            src,
+            dst,
+            size,
+            after=[recv.ravel()] if recv is not None else (),
+            after_sent=[prev[k]] if prev else (),
+            request=req,
+        )
+        out.append(t)
+        recv = np.roll(t.reshape(R, n), 1, axis=1)
+    if recv is None:
+        recv = np.full((R, n), NO_DEP, dtype=np.int64)
+    return recv, out
+
+
+def _rectangle(f: Fabric, group: Iterable[int]) -> np.ndarray | None:
+    """Member matrix (rows = y, columns = x) if ``group`` fills a rectangle of >= 2 x 2."""
+    g = list(group)
+    xs = sorted({f.nodes[u].x for u in g})
+    ys = sorted({f.nodes[u].y for u in g})
+    if len(xs) < 2 or len(ys) < 2 or len(xs) * len(ys) != len(g):
+        return None
+    if xs != list(range(xs[0], xs[-1] + 1)) or ys != list(range(ys[0], ys[-1] + 1)):
+        return None
+    return np.array([[f.grid[x, y] for x in xs] for y in ys], dtype=np.int64)
+
+
+def folded(n: int) -> np.ndarray:
+    """Ring order embedding a ring in a line of n nodes with hops of at most 2 links:
+    0, 2, 4, ..., then the odd positions back (0 2 4 3 1 for n = 5). Every directed link of
+    the line carries exactly one hop, like the naive order 0..n-1 whose closing hop crosses
+    the whole line, but the latency of the steps stays even (no n-1-hop straggler)."""
+    return np.concatenate([np.arange(0, n, 2), np.arange(n - 1 - (n % 2 == 1), 0, -2)])
+
+
+def _l1_blocks(f: Fabric, group: Iterable[int]) -> np.ndarray | None:
+    """Members per L1 switch (rows, in group order) if >= 2 switches of equal count >= 2."""
+    by: dict[int, list[int]] = {}
+    for u in group:
+        by.setdefault(f.l1_of(u), []).append(u)
+    sizes = {len(v) for v in by.values()}
+    if len(by) < 2 or len(sizes) != 1 or sizes.pop() < 2:
+        return None
+    return np.array(list(by.values()), dtype=np.int64)
+
+
+def _build_in_switch(sched: Schedule, plan: Plan, chunks: int) -> None:
+    req, f = plan.request, sched.fabric
+    D, r = req.size_bytes, plan.index
+    reconf = f.timing.reconfiguration_time
+    n = len(req.group)
+    op = req.op
+
+    if op in ("reduce-scatter", "all-gather"):
+        # N serial steps of D/N, one circuit configuration each.
+        last = None
+        for u in req.group:
+            srcs, sinks = (req.group, [u]) if op == "reduce-scatter" else ([u], req.group)
+            last = sched.add_tree(
+                srcs,
+                sinks,
+                D / n,
+                after_sent=[last] if last is not None else (),
+                delay=reconf if last is not None else 0.0,
+                request=r,
+            )
+        return
+    # One flow (or K multiplexed ones for the I/O patterns), chunked.
+    parts = []
+    g = list(req.group)
+    if op == "all-reduce":
+        parts = [(g, g, D)]
+    elif op == "reduce":
+        parts = [(g, [req.root_npu], D)]
+    elif op == "broadcast":
+        parts = [([req.root_npu], g, D)]
+    elif op == "io-broadcast":
+        parts = [([io], g, D / len(f.ios)) for io in f.ios]
+    elif op == "io-reduce":
+        parts = [(g, [io], D / len(f.ios)) for io in f.ios]
+    for srcs, sinks, size in parts:
+        last = None
+        for _c in range(chunks):
+            last = sched.add_tree(
+                srcs, sinks, size / chunks, after_sent=[last] if last is not None else (), request=r
+            )
+
+
+def _build_io_chain(sched: Schedule, plan: Plan, chunks: int) -> None:
+    req, f = plan.request, sched.fabric
+    g = list(req.group)
+    n, r = len(g), plan.index
+    ios = list(f.ios)
+    K = len(ios)
+    size = req.size_bytes / K / chunks
+    entry = [_nearest_member(f, io, g, k) for k, io in enumerate(ios)]
+    # Chain order per shard: the group ring rotated to start at the entry member.
+    pos = {u: i for i, u in enumerate(g)}
+    order = np.array([[g[(pos[e] + h) % n] for h in range(n)] for e in entry], dtype=np.int64)
+    io_arr = np.array(ios, dtype=np.int64)
+    prev: list[np.ndarray] | None = None
+    for _c in range(chunks):
+        cur = []
+        if req.op == "io-broadcast":
+            t = sched.add_paths(
+                io_arr, order[:, 0], size, after_sent=[prev[0]] if prev else (), request=r
+            )
+            cur.append(t)
+            for h in range(1, n):
+                t = sched.add_paths(
+                    order[:, h - 1],
+                    order[:, h],
+                    size,
+                    after=[t],
+                    after_sent=[prev[h]] if prev else (),
+                    request=r,
+                )
+                cur.append(t)
+        else:  # io-reduce: reverse chain ending at the entry member, then to the controller
+            rev = np.concatenate([order[:, 1:], order[:, :1]], axis=1)  # entry member last
+            t = None
+            for h in range(1, n):
+                t = sched.add_paths(
+                    rev[:, h - 1],
+                    rev[:, h],
+                    size,
+                    after=[t] if t is not None else (),
+                    after_sent=[prev[h - 1]] if prev else (),
+                    request=r,
+                )
+                cur.append(t)
+            t = sched.add_paths(
+                rev[:, -1],
+                io_arr,
+                size,
+                after=[t] if t is not None else (),
+                after_sent=[prev[n - 1]] if prev else (),
+                request=r,
+            )
+            cur.append(t)
+        prev = cur
+
+
+def _nearest_member(f: Fabric, io: int, group: list[int], k: int) -> int:
+    """The group member closest to I/O controller ``io`` (fewest hops; ties: group order),
+    spreading controllers that tie over the group round-robin."""
+    hops = [len(f.route(io, u)) for u in group]
+    best = min(hops)
+    cands = [u for u, h in zip(group, hops, strict=True) if h == best]
+    return cands[k % len(cands)]

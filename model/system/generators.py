@@ -1,0 +1,159 @@
+"""Parameterised fabrics: W x H meshes and FRED switch trees of any depth and radix.
+
+Defaults are the paper's wafer (fred-reference.md section 3) where it gives a number, and a
+documented assumption where it does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fredfab.model.system.fabric import Fabric, FabricError, Node, SwitchTiming, build_links
+
+GB = 1e9
+NS = 1e-9
+
+#: Mesh NPU-NPU link, per direction: 3 TB/s of NPU send bandwidth over 4 links (section 3).
+MESH_LINK_BW = 750 * GB
+#: NPU-L1 link of FRED, per direction: the NPU's 3 TB/s send / 3 TB/s receive (section 3).
+NPU_LINK_BW = 3000 * GB
+#: I/O controller to off-wafer memory, 128 GB/s each (section 3); taken per direction.
+IO_BW = 128 * GB
+#: On-wafer link latency per hop. Assumption: the paper gives none. Die-to-die PHYs on an
+#: interposer take a few ns; 10 ns covers PHY pair, a few cm of wafer wire and port logic.
+LINK_LATENCY = 10 * NS
+#: Latency of an I/O controller link. Assumption: off-wafer memory controller and its
+#: SerDes, ~100 ns (order of a DRAM access); only matters for tiny transfers.
+IO_LATENCY = 100 * NS
+
+
+def mesh(
+    width: int,
+    height: int,
+    *,
+    link_bandwidth: float = MESH_LINK_BW,
+    link_latency: float = LINK_LATENCY,
+    io_controllers: int | None = None,
+    io_bandwidth: float = IO_BW,
+    io_latency: float = IO_LATENCY,
+    name: str | None = None,
+    description: str = "",
+) -> Fabric:
+    """A W x H mesh of NPUs, X-Y routed, NPU id = x + W*y (row-major).
+
+    I/O controllers sit on the edge NPUs: by default one per outer side of a boundary NPU,
+    2(W + H) in all (18 for the paper's 5 x 4 wafer; a corner NPU gets two). Another count
+    is spread round-robin over those sides.
+    """
+    if width < 1 or height < 1:
+        raise FabricError(f"mesh size must be at least 1 x 1, got {width} x {height}")
+    nodes = [
+        Node(x + width * y, f"npu{x + width * y}", "npu", x=x, y=y)
+        for y in range(height)
+        for x in range(width)
+    ]
+    pairs = []
+    for y in range(height):
+        for x in range(width):
+            u = x + width * y
+            if x + 1 < width:
+                pairs.append((u, u + 1, link_bandwidth, link_latency))
+            if y + 1 < height:
+                pairs.append((u, u + width, link_bandwidth, link_latency))
+    # Outer sides: top row, right column, bottom row (right to left), left column (bottom up).
+    sides = [x for x in range(width)]
+    sides += [width - 1 + width * y for y in range(height)]
+    sides += [x + width * (height - 1) for x in reversed(range(width))]
+    sides += [width * y for y in reversed(range(height))]
+    k = len(sides) if io_controllers is None else int(io_controllers)
+    if k < 0:
+        raise FabricError(f"io_controllers must be >= 0, got {k}")
+    n = width * height
+    for i in range(k):
+        nodes.append(Node(n + i, f"io{i}", "io"))
+        pairs.append((n + i, sides[i % len(sides)], io_bandwidth, io_latency))
+    return Fabric(
+        name or f"mesh-{width}x{height}",
+        nodes,
+        build_links(pairs),
+        "xy",
+        description=description or f"{width} x {height} 2D mesh, X-Y routing",
+    )
+
+
+def fred_tree(
+    radix: Sequence[int],
+    bandwidth: Sequence[float],
+    *,
+    latency: float | Sequence[float] = LINK_LATENCY,
+    io_controllers: int = 0,
+    io_bandwidth: float = IO_BW,
+    io_latency: float = IO_LATENCY,
+    in_switch: bool = True,
+    switch_m: int = 3,
+    timing: SwitchTiming | None = None,
+    name: str | None = None,
+    description: str = "",
+) -> Fabric:
+    """A tree of FRED switches.
+
+    ``radix[0]`` NPUs hang off each L1 switch, ``radix[1]`` L1 switches off each L2 switch,
+    and so on; the last level has one root switch, so there are prod(radix) NPUs.
+    ``bandwidth[i]`` is the per-direction bandwidth of each link between level i and i+1
+    (level 0 = NPUs): for FRED, [3 TB/s NPU-L1, 1.5 or 12 TB/s per L1 switch to L2].
+    ``latency`` likewise (one number for all levels). I/O controllers are spread
+    round-robin over the L1 switches.
+    """
+    radix = [int(r) for r in radix]
+    if not radix or any(r < 1 for r in radix):
+        raise FabricError(f"tree radix must be a non-empty list of integers >= 1, got {radix}")
+    if len(bandwidth) != len(radix):
+        raise FabricError(
+            f"tree needs one bandwidth per level ({len(radix)}), got {len(bandwidth)}"
+        )
+    lats = [float(latency)] * len(radix) if isinstance(latency, int | float) else list(latency)
+    if len(lats) != len(radix):
+        raise FabricError(f"tree needs one latency per level ({len(radix)}), got {len(lats)}")
+    if io_controllers < 0:
+        raise FabricError(f"io_controllers must be >= 0, got {io_controllers}")
+    # Switch counts per level: level l (1-based) has prod(radix[l:]) switches.
+    counts = []
+    for lvl in range(1, len(radix) + 1):
+        c = 1
+        for r in radix[lvl:]:
+            c *= r
+        counts.append(c)
+    n_npu = radix[0] * counts[0]
+    nodes = [Node(i, f"npu{i}", "npu") for i in range(n_npu)]
+    n_io = io_controllers
+    nodes += [Node(n_npu + i, f"io{i}", "io") for i in range(n_io)]
+    first_sw: list[int] = []
+    nxt = n_npu + n_io
+    for lvl, c in enumerate(counts, start=1):
+        first_sw.append(nxt)
+        for j in range(c):
+            nodes.append(Node(nxt + j, f"L{lvl}.{j}" if c > 1 else f"L{lvl}", "switch", level=lvl))
+        nxt += c
+    pairs = []
+    for i in range(n_npu):
+        pairs.append((i, first_sw[0] + i // radix[0], bandwidth[0], lats[0]))
+    for i in range(n_io):
+        pairs.append((n_npu + i, first_sw[0] + i % counts[0], io_bandwidth, io_latency))
+    for lvl in range(1, len(radix)):
+        for j in range(counts[lvl - 1]):
+            pairs.append(
+                (first_sw[lvl - 1] + j, first_sw[lvl] + j // radix[lvl], bandwidth[lvl], lats[lvl])
+            )
+    shape = "x".join(str(r) for r in radix)
+    return Fabric(
+        name or f"fred-tree-{shape}",
+        nodes,
+        build_links(pairs),
+        "tree",
+        in_switch=in_switch,
+        switch_m=switch_m,
+        timing=timing,
+        description=description
+        or f"FRED tree {shape} ({n_npu} NPUs), in-switch collectives "
+        + ("on" if in_switch else "off"),
+    )

@@ -1,0 +1,345 @@
+"""A schedule of chunked transfers: what the collective algorithms produce, what simulators run.
+
+A *transfer* moves ``size`` bytes over a set of directed links, all at one rate:
+
+* a *path* (unicast): the fabric's route from one node to another;
+* a *tree flow* (in-switch collectives): the union of the routes from every source up to
+  their lowest common ancestor and from there down to every sink. Switches reduce on the
+  way up and multicast on the way down at flit granularity, so every link of the tree carries
+  ``size`` bytes, pipelined: the flow-level model gives the whole tree one rate.
+
+A transfer starts when its dependencies are met: ``after`` transfers *delivered* (their last
+byte arrived: data dependencies) and ``after_sent`` transfers *sent* (their last byte left the
+sender: a sender pushes chunk c+1 of a stream once chunk c has left), then ``delay`` seconds
+(e.g. a switch reconfiguration). It is delivered ``latency`` after its last byte is sent,
+where latency is the longest chain of link and switch pipeline latencies through it.
+
+Transfers are stored in bulk numpy arrays so that algorithms over 1,000 NPUs stay fast: ring
+steps add a whole step of transfers at once and reuse the route template of the step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fredfab.model.flow import Flow
+from fredfab.model.system.fabric import Fabric, FabricError
+
+NO_DEP = -1
+
+
+@dataclass(frozen=True)
+class TreeFlow:
+    """The links of one in-switch tree flow (see tree_flow)."""
+
+    links: tuple[int, ...]
+    preds: tuple[tuple[int, ...], ...]  # per link: indices (into links) feeding it
+    kinds: tuple[str, ...]  # per link: kind of the switch flow driving it ("unicast" off NPUs)
+    top: int  # the lowest common ancestor switch (or the single endpoint)
+    up: frozenset[int]  # nodes whose link to their parent carries data upwards
+    down: frozenset[int]  # nodes whose link from their parent carries data downwards
+
+
+@dataclass(frozen=True)
+class Template:
+    lengths: np.ndarray
+    links: np.ndarray
+    weights: np.ndarray
+    latency: np.ndarray
+
+
+class Schedule:
+    """Transfers over one fabric, added in bulk; ``finalize()`` returns the arrays."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.n = 0
+        self._len: list[np.ndarray] = []
+        self._links: list[np.ndarray] = []
+        self._weights: list[np.ndarray] = []
+        self._size: list[np.ndarray] = []
+        self._lat: list[np.ndarray] = []
+        self._delay: list[np.ndarray] = []
+        self._req: list[np.ndarray] = []
+        self._dep: list[tuple[np.ndarray, np.ndarray, int]] = []
+        self.tree_preds: dict[int, tuple[tuple[int, ...], ...]] = {}
+        self._templates: dict[tuple, Template] = {}
+        self._final: dict[str, np.ndarray] | None = None
+
+    # ------------------------------------------------------------------ building
+    def _template(self, src: np.ndarray, dst: np.ndarray, kind: str) -> Template:
+        key = (src.tobytes(), dst.tobytes(), kind)
+        t = self._templates.get(key)
+        if t is None:
+            f = self.fabric
+            routes = [f.route(int(a), int(b)) for a, b in zip(src, dst, strict=True)]
+            lengths = np.array([len(r) for r in routes], dtype=np.int64)
+            links = np.fromiter(
+                (lk for r in routes for lk in r), dtype=np.int64, count=int(lengths.sum())
+            )
+            weights = f.kind_weight(links, kind) if len(links) else np.zeros(0)
+            lat = np.zeros(len(routes))
+            if len(links):
+                owner = np.repeat(np.arange(len(routes)), lengths)
+                lat = np.bincount(owner, weights=f.hop_latency[links], minlength=len(routes))
+            t = Template(lengths, links, weights, lat)
+            self._templates[key] = t
+        return t
+
+    def add_paths(
+        self,
+        src: Sequence[int] | np.ndarray,
+        dst: Sequence[int] | np.ndarray,
+        size: float | np.ndarray,
+        *,
+        after: Iterable[np.ndarray | Sequence[int]] = (),
+        after_sent: Iterable[np.ndarray | Sequence[int]] = (),
+        delay: float = 0.0,
+        request: int = 0,
+        kind: str = "unicast",
+    ) -> np.ndarray:
+        """One unicast transfer per (src[i], dst[i]); return their ids.
+
+        Each array in ``after`` / ``after_sent`` has one transfer id per new transfer
+        (NO_DEP = none), so ``after=[prev]`` makes transfer i wait for ``prev[i]``.
+        """
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        k = len(src)
+        t = self._template(src, dst, kind)
+        ids = np.arange(self.n, self.n + k, dtype=np.int64)
+        self._append(t.lengths, t.links, t.weights, size, t.latency, delay, request, k)
+        for dep in after:
+            self._edges(dep, ids, 0)
+        for dep in after_sent:
+            self._edges(dep, ids, 1)
+        return ids
+
+    def add_tree(
+        self,
+        sources: Iterable[int],
+        sinks: Iterable[int],
+        size: float,
+        *,
+        after: Sequence[int] = (),
+        after_sent: Sequence[int] = (),
+        delay: float = 0.0,
+        request: int = 0,
+    ) -> int:
+        """One in-switch tree flow reducing ``sources`` and delivering to ``sinks``."""
+        tf = tree_flow(self.fabric, sources, sinks)
+        links = np.array(tf.links, dtype=np.int64)
+        f = self.fabric
+        w = np.array(
+            [f.kind_weight([lk], kd)[0] for lk, kd in zip(tf.links, tf.kinds, strict=True)]
+        )
+        lat = np.zeros(len(links))
+        for i, lk in enumerate(tf.links):
+            lat[i] = f.hop_latency[lk] + max((lat[p] for p in tf.preds[i]), default=0.0)
+        tid = self.n
+        self._append(
+            np.array([len(links)]),
+            links,
+            w,
+            size,
+            np.array([lat.max(initial=0.0)]),
+            delay,
+            request,
+            1,
+        )
+        self.tree_preds[tid] = tf.preds
+        ids = np.array([tid])
+        for dep in after:
+            self._edges(np.array([dep]), ids, 0)
+        for dep in after_sent:
+            self._edges(np.array([dep]), ids, 1)
+        return tid
+
+    def depend(self, before: Iterable[int], then: Iterable[int], sent: bool = False) -> None:
+        """Every transfer in ``then`` waits for every transfer in ``before``."""
+        b = np.fromiter(before, dtype=np.int64)
+        t = np.fromiter(then, dtype=np.int64)
+        if len(b) and len(t):
+            self._edges(np.repeat(b, len(t)), np.tile(t, len(b)), 1 if sent else 0)
+
+    def _append(self, lengths, links, weights, size, lat, delay, request, k) -> None:
+        self._final = None
+        self._len.append(np.asarray(lengths, dtype=np.int64))
+        self._links.append(np.asarray(links, dtype=np.int64))
+        self._weights.append(np.asarray(weights, dtype=float))
+        self._size.append(np.broadcast_to(np.asarray(size, dtype=float), (k,)))
+        self._lat.append(np.asarray(lat, dtype=float))
+        self._delay.append(np.full(k, float(delay)))
+        self._req.append(np.full(k, int(request), dtype=np.int64))
+        self.n += k
+
+    def _edges(self, dep, ids: np.ndarray, kind: int) -> None:
+        dep = np.asarray(dep, dtype=np.int64)
+        if dep.shape != ids.shape:
+            raise ValueError(f"dependency array of shape {dep.shape} for {len(ids)} transfers")
+        keep = dep != NO_DEP
+        if keep.any():
+            if (dep[keep] >= ids[0]).any():
+                raise ValueError("a transfer may only depend on earlier transfers")
+            self._dep.append((dep[keep], ids[keep], kind))
+            self._final = None
+
+    # ------------------------------------------------------------------ result
+    def finalize(self) -> dict[str, np.ndarray]:
+        """Arrays ptr, links, weights, size, latency, delay, request, dep_src/dst/kind."""
+        if self._final is None:
+            lengths = np.concatenate(self._len) if self._len else np.zeros(0, np.int64)
+            ptr = np.zeros(self.n + 1, dtype=np.int64)
+            np.cumsum(lengths, out=ptr[1:])
+
+            def cat(parts, dtype):
+                return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+            self._final = {
+                "ptr": ptr,
+                "links": cat(self._links, np.int64),
+                "weights": cat(self._weights, float),
+                "size": cat(self._size, float),
+                "latency": cat(self._lat, float),
+                "delay": cat(self._delay, float),
+                "request": cat(self._req, np.int64),
+                "dep_src": cat([d[0] for d in self._dep], np.int64),
+                "dep_dst": cat([d[1] for d in self._dep], np.int64),
+                "dep_kind": cat([np.full(len(d[0]), d[2]) for d in self._dep], np.int64),
+            }
+        return self._final
+
+    def links_of(self, tid: int) -> np.ndarray:
+        a = self.finalize()
+        return a["links"][a["ptr"][tid] : a["ptr"][tid + 1]]
+
+    def preds_of(self, tid: int) -> tuple[tuple[int, ...], ...]:
+        """Per link of transfer ``tid``: the indices of its links feeding it."""
+        tp = self.tree_preds.get(tid)
+        if tp is not None:
+            return tp
+        n = len(self.links_of(tid))
+        return tuple(((i - 1,) if i else ()) for i in range(n))
+
+
+def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> TreeFlow:
+    """The in-switch tree flow from ``sources`` (reduced) to ``sinks`` (multicast).
+
+    Data climbs from every source to the lowest common ancestor switch of all endpoints,
+    reducing in every switch it meets, and descends from there to every sink. At each switch
+    this is one FRED flow when the switch is the common ancestor (children in, children out),
+    else up to two: a reduce (children in, parent port out) and a multicast (parent port in,
+    children out). Input and output ports are separate namespaces, so the two are disjoint.
+    """
+    if fabric.routing != "tree":
+        raise FabricError(f"in-switch collectives need a tree fabric; {fabric.name} is a mesh")
+    src = sorted(set(int(s) for s in sources))
+    snk = sorted(set(int(t) for t in sinks))
+    if not src or not snk:
+        raise FabricError("a tree flow needs at least one source and one sink")
+    par = fabric.parent
+    top = fabric.lca(src + snk)
+    up: dict[int, int] = {}  # child node -> link index in `links` (child -> parent)
+    down: dict[int, int] = {}  # child node -> link index (parent -> child)
+    links: list[int] = []
+    ups = set()
+    for s in src:
+        u = s
+        while u != top and u not in ups:
+            ups.add(u)
+            u = par[u]
+    downs = set()
+    for t in snk:
+        u = t
+        while u != top and u not in downs:
+            downs.add(u)
+            u = par[u]
+    depth = fabric.depth
+    for u in sorted(ups, key=lambda v: (-depth[v], v)):
+        up[u] = len(links)
+        links.append(fabric.link_id[u, par[u]])
+    for u in sorted(downs, key=lambda v: (depth[v], v)):
+        down[u] = len(links)
+        links.append(fabric.link_id[par[u], u])
+    preds: list[tuple[int, ...]] = []
+    for u in sorted(ups, key=lambda v: (-depth[v], v)):
+        preds.append(tuple(up[c] for c in fabric.children[u] if c in up))
+    for u in sorted(downs, key=lambda v: (depth[v], v)):
+        p = par[u]
+        if p == top:
+            preds.append(tuple(up[c] for c in fabric.children[p] if c in up))
+        else:
+            preds.append((down[p],))
+    kinds = ["unicast"] * len(links)
+    for x in {par[u] for u in ups | downs}:
+        nin = sum(1 for c in fabric.children[x] if c in up)
+        nout = sum(1 for c in fabric.children[x] if c in down)
+        if x == top:
+            k_down = _kind(nin, nout)
+        else:
+            if nin:
+                kinds[up[x]] = _kind(nin, 1)
+            k_down = _kind(1, nout)
+        for c in fabric.children[x]:
+            if c in down:
+                kinds[down[c]] = k_down
+    return TreeFlow(tuple(links), tuple(preds), tuple(kinds), top, frozenset(ups), frozenset(downs))
+
+
+def _kind(nin: int, nout: int) -> str:
+    if nin == 1:
+        return "unicast" if nout == 1 else "multicast"
+    return "reduce" if nout == 1 else "all-reduce"
+
+
+class LaneConflict(ValueError):
+    """More concurrent flows cross a switch-to-switch link than it has ports."""
+
+
+def switch_flows(fabric: Fabric, trees: Sequence[TreeFlow]) -> dict[int, tuple[Flow, ...]]:
+    """The FRED flows that a set of concurrent tree flows configures on every switch.
+
+    A switch's ports are, in order: one per NPU or I/O child; ``fabric.lanes[c]`` per child
+    switch c (the link to a child switch is a bundle of ports); ``fabric.lanes[x]`` towards
+    its parent. Every tree flow crossing a switch-to-switch link takes the next free lane of
+    the bundle (the same lane up and down). Per switch, a tree flow is one FRED flow at its
+    top switch (children in, children out), otherwise a reduce (children in, parent out)
+    and/or a multicast (parent in, children out). Raises LaneConflict when a bundle runs out.
+    """
+    lane: list[dict[int, int]] = []  # per tree: node -> lane on the link node<->parent
+    used: dict[int, int] = {}
+    for t in trees:
+        mine = {}
+        for u in sorted(t.up | t.down):
+            if fabric.nodes[u].kind != "switch":
+                mine[u] = 0
+                continue
+            k = used.get(u, 0)
+            if k >= fabric.lanes[u]:
+                raise LaneConflict(
+                    f"more than {fabric.lanes[u]} concurrent flows cross the link from "
+                    f"{fabric.nodes[u].name} to {fabric.nodes[fabric.parent[u]].name}"
+                )
+            used[u] = k + 1
+            mine[u] = k
+        lane.append(mine)
+    out: dict[int, list[Flow]] = {}
+    par = fabric.parent
+    for t, mine in zip(trees, lane, strict=True):
+        for x in sorted({par[u] for u in t.up | t.down}):
+            base = fabric.port_base(x)
+            cin = [base[c] + mine[c] for c in fabric.children[x] if c in t.up]
+            cout = [base[c] + mine[c] for c in fabric.children[x] if c in t.down]
+            fl = out.setdefault(x, [])
+            if x == t.top:
+                fl.append(Flow(cin, cout))
+            else:
+                pp = base[par[x]] + mine[x]
+                if cin:
+                    fl.append(Flow(cin, [pp]))
+                if cout:
+                    fl.append(Flow([pp], cout))
+    return {x: tuple(f) for x, f in out.items()}

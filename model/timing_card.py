@@ -1,0 +1,233 @@
+"""Switch timing card: what one FRED switch costs in cycles, in a versioned JSON schema.
+
+Co-simulation of a generated switch (a separate issue) measures these numbers and writes a
+card to ``build/timing/<variant>.json``. The system model reads a card and turns it into a
+per-hop latency and a sustainable bandwidth (fredfab.model.system.fabric.SwitchTiming).
+
+Schema ``fred-switch-timing/1`` (all keys required unless noted)::
+
+    {
+      "schema": "fred-switch-timing/1",
+      "generator": {"arch": "fred", "ports": 8, "m": 3, "lanes": 4, "dtype": "bf16",
+                    "pipeline": {...}},          # free-form generator parameters
+      "simulator": "verilator 5.048",            # or "default" for the built-in card
+      "latency_cycles": 7,                       # input accepted -> output valid
+      "throughput": {                            # flits / cycle / port
+        "all-reduce": {"ready": 1.0, "backpressure": 1.0},
+        "reduce":     {"ready": 1.0, "backpressure": 1.0},
+        "multicast":  {"ready": 1.0, "backpressure": 1.0},
+        "unicast":    {"ready": 1.0, "backpressure": 1.0}
+      },
+      "reconfiguration_cycles": 4,
+      "config_load_cycles": 192
+    }
+
+``ready`` is measured with every output always ready, ``backpressure`` with outputs that
+stall; 1.0 means one flit per cycle per port, i.e. line rate for a datapath sized to the link.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+SCHEMA = "fred-switch-timing/1"
+
+#: The collective kinds a card gives throughput for (Flow.kind values).
+KINDS = ("all-reduce", "reduce", "multicast", "unicast")
+
+#: The two measurement conditions per kind.
+CONDITIONS = ("ready", "backpressure")
+
+#: Where co-simulation writes cards; load_timing_card(None) looks here first.
+TIMING_DIR = Path("build/timing")
+
+
+class TimingCardError(ValueError):
+    """A timing card that is malformed, of an unknown schema version, or missing a field."""
+
+
+@dataclass(frozen=True)
+class TimingCard:
+    """Measured (or assumed) timing of one switch configuration. See the module docstring."""
+
+    schema: str
+    generator: Mapping[str, Any]
+    simulator: str
+    latency_cycles: float
+    throughput: Mapping[str, Mapping[str, float]]
+    reconfiguration_cycles: float
+    config_load_cycles: float
+    source: str = field(default="", compare=False)  # file it came from, "" for built-in
+
+    def __post_init__(self) -> None:
+        if self.schema != SCHEMA:
+            raise TimingCardError(
+                f"timing card schema {self.schema!r} is not supported (expected {SCHEMA!r})"
+            )
+        if not isinstance(self.generator, Mapping):
+            raise TimingCardError("timing card field 'generator' must be an object")
+        if not isinstance(self.simulator, str) or not self.simulator:
+            raise TimingCardError("timing card field 'simulator' must be a non-empty string")
+        for name in ("latency_cycles", "reconfiguration_cycles", "config_load_cycles"):
+            _nonneg(getattr(self, name), name)
+        if not isinstance(self.throughput, Mapping):
+            raise TimingCardError("timing card field 'throughput' must be an object")
+        missing = [k for k in KINDS if k not in self.throughput]
+        extra = [k for k in self.throughput if k not in KINDS]
+        if missing or extra:
+            raise TimingCardError(
+                f"timing card 'throughput' needs exactly the kinds {list(KINDS)}; "
+                f"missing {missing}, unknown {extra}"
+            )
+        frozen: dict[str, Mapping[str, float]] = {}
+        for kind in KINDS:
+            entry = self.throughput[kind]
+            if not isinstance(entry, Mapping) or set(entry) != set(CONDITIONS):
+                raise TimingCardError(
+                    f"timing card throughput[{kind!r}] needs exactly {list(CONDITIONS)}"
+                )
+            for cond in CONDITIONS:
+                v = _nonneg(entry[cond], f"throughput[{kind!r}][{cond!r}]")
+                if v == 0 or v > 1.0 + 1e-9:
+                    raise TimingCardError(
+                        f"timing card throughput[{kind!r}][{cond!r}] = {v}: "
+                        "flits/cycle/port must be in (0, 1]"
+                    )
+            frozen[kind] = MappingProxyType({c: float(entry[c]) for c in CONDITIONS})
+        object.__setattr__(self, "throughput", MappingProxyType(frozen))
+        object.__setattr__(self, "generator", MappingProxyType(dict(self.generator)))
+
+    def fraction(self, kind: str, condition: str = "ready") -> float:
+        """Throughput of ``kind`` as a fraction of line rate (flits/cycle/port)."""
+        if kind not in self.throughput:
+            raise TimingCardError(f"unknown collective kind {kind!r}; have {list(KINDS)}")
+        return self.throughput[kind][condition]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "generator": _plain(self.generator),
+            "simulator": self.simulator,
+            "latency_cycles": self.latency_cycles,
+            "throughput": {k: dict(v) for k, v in self.throughput.items()},
+            "reconfiguration_cycles": self.reconfiguration_cycles,
+            "config_load_cycles": self.config_load_cycles,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "") -> TimingCard:
+        where = f" in {source}" if source else ""
+        if not isinstance(data, Mapping):
+            raise TimingCardError(f"timing card{where} must be a JSON object")
+        if "schema" not in data:
+            raise TimingCardError(f"timing card{where} has no 'schema' field")
+        if data["schema"] != SCHEMA:
+            raise TimingCardError(
+                f"timing card{where}: schema {data['schema']!r} is not supported "
+                f"(expected {SCHEMA!r})"
+            )
+        fields = (
+            "generator",
+            "simulator",
+            "latency_cycles",
+            "throughput",
+            "reconfiguration_cycles",
+            "config_load_cycles",
+        )
+        missing = [f for f in fields if f not in data]
+        if missing:
+            raise TimingCardError(f"timing card{where} is missing field(s) {missing}")
+        unknown = sorted(set(data) - set(fields) - {"schema"})
+        if unknown:
+            raise TimingCardError(f"timing card{where} has unknown field(s) {unknown}")
+        try:
+            return cls(
+                schema=data["schema"],
+                source=source,
+                **{f: data[f] for f in fields},
+            )
+        except TimingCardError as exc:
+            raise TimingCardError(f"{exc}{where}") from None
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "") -> TimingCard:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            where = f" {source}" if source else ""
+            raise TimingCardError(f"timing card{where} is not valid JSON: {exc}") from None
+        return cls.from_dict(data, source)
+
+
+def default_card() -> TimingCard:
+    """The built-in card, used until co-simulation measures a real one.
+
+    Every number is an assumption (the paper gives none, fred-reference.md section 2):
+
+    * generator: Fred_3(8), the paper's m = 3; 8 ports is about one FRED L1 switch
+      (4 NPUs + its I/O controllers + the uplink); lanes/dtype match `make verilog`
+      (4 bf16 lanes).
+    * latency_cycles = 7: Fred_m(8) has 2*log2(8) - 1 = 5 uSwitch columns
+      (model/topology.stages_of(8)), one register per column, plus one cycle for the input
+      buffer and one for the output register.
+    * throughput 1.0 flit/cycle/port for every kind in both conditions: the paper says
+      reduction happens step by step inside the uSwitches so the switch runs at link rate.
+    * reconfiguration_cycles = 4: read the next phase's configuration index from the packet
+      header (6 B), fetch it from the 1.5 KB configuration SRAM, and apply it; a few cycles.
+    * config_load_cycles = 192: filling the 1.5 KB configuration SRAM over a 64-bit control
+      port, 1536 B / 8 B per cycle.
+    """
+    ones = {k: {"ready": 1.0, "backpressure": 1.0} for k in KINDS}
+    return TimingCard(
+        schema=SCHEMA,
+        generator={"arch": "fred", "ports": 8, "m": 3, "lanes": 4, "dtype": "bf16", "pipeline": {}},
+        simulator="default",
+        latency_cycles=7,
+        throughput=ones,
+        reconfiguration_cycles=4,
+        config_load_cycles=192,
+    )
+
+
+def load_timing_card(path: str | Path | None = None, variant: str | None = None) -> TimingCard:
+    """Load a timing card.
+
+    * ``path`` given: read that file (errors if missing or malformed).
+    * else ``variant`` given and ``build/timing/<variant>.json`` exists: read it.
+    * else the only ``build/timing/*.json`` card if exactly one exists, otherwise the
+      documented default_card().
+    """
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise TimingCardError(f"timing card {p} does not exist")
+        return TimingCard.from_json(p.read_text(), source=str(p))
+    if variant is not None:
+        p = TIMING_DIR / f"{variant}.json"
+        if p.is_file():
+            return TimingCard.from_json(p.read_text(), source=str(p))
+    cards = sorted(TIMING_DIR.glob("*.json")) if TIMING_DIR.is_dir() else []
+    if variant is None and len(cards) == 1:
+        return TimingCard.from_json(cards[0].read_text(), source=str(cards[0]))
+    return default_card()
+
+
+def _nonneg(v: Any, name: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        raise TimingCardError(f"timing card field {name!r} must be a finite number >= 0, got {v!r}")
+    return float(v)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    return v
