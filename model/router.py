@@ -109,7 +109,7 @@ def _try_route(
     codes = [[NONE] * n.n_out for n in topo.nodes]
     local = [_Local(i, f.ips, f.ops) for i, f in enumerate(flows)]
     try:
-        for node, q, code in _route(topo.root, local, backtrack):
+        for node, q, code in _Search(backtrack).route(topo.root, local):
             codes[node][q] = code
     except _Fail:
         return None
@@ -126,55 +126,98 @@ def _minimal_conflict(topo: Topology, flows: Sequence[Flow], backtrack: bool) ->
 
 
 Assignment = list[tuple[int, int, int]]  # (node, output, source code)
+_Shape = frozenset[tuple[frozenset[int], frozenset[int]]]  # a local flow set, ids dropped
 
 
-def _route(sub: Subnet, flows: list[_Local], backtrack: bool) -> Assignment:
-    if not flows:
-        return []
-    if sub.base is not None:
-        return _route_base(sub, flows)
-    r, n_mid = sub.r, len(sub.middles)
-    # Which flows sit on each 2-port uSwitch; the odd last port (p // 2 == r) has its own
-    # demux/mux reaching every middle, so it conflicts with nobody.
-    on_in: list[list[int]] = [[] for _ in range(r)]
-    on_out: list[list[int]] = [[] for _ in range(r)]
-    for i, f in enumerate(flows):
-        for k in {p // 2 for p in f.ips if p // 2 < r}:
-            on_in[k].append(i)
-        for k in {p // 2 for p in f.ops if p // 2 < r}:
-            on_out[k].append(i)
-    adj: list[set[int]] = [set() for _ in flows]
-    for owners in on_in + on_out:
-        if len(owners) == 2:
-            a, b = owners
-            adj[a].add(b)
-            adj[b].add(a)
-    mids = [
-        _Local(f.id, frozenset(p // 2 for p in f.ips), frozenset(p // 2 for p in f.ops))
-        for f in flows
-    ]
-    nogoods: list[frozenset[int]] = []  # sets of local indices that may not share a colour
-    while True:
-        colour = _colour(adj, nogoods, n_mid)
-        if colour is None:
-            involved = {i for i, a in enumerate(adj) if a} | set().union(*nogoods)
-            raise _Fail(frozenset(flows[i].id for i in involved))
+class _Search:
+    """One routing search. Every Fred_m(p) inside it is wired alike, so whether a local flow
+    set routes on a p-port subnetwork is a fact about (p, flow set) that is memoised, and the
+    minimal unroutable subset of a failure is memoised with it."""
+
+    def __init__(self, backtrack: bool) -> None:
+        self.backtrack = backtrack
+        self.routes: set[tuple[int, _Shape]] = set()
+        self.cores: dict[tuple[int, _Shape], _Shape] = {}
+
+    def route(self, sub: Subnet, flows: list[_Local]) -> Assignment:
+        if not flows:
+            return []
+        key = (sub.ports, frozenset((f.ips, f.ops) for f in flows))
+        core = self.cores.get(key)
+        if core is not None:
+            raise _Fail(frozenset(f.id for f in flows if (f.ips, f.ops) in core))
         try:
+            assignment = (
+                _route_base(sub, flows) if sub.base is not None else self._level(sub, flows)
+            )
+        except _Fail as fail:
+            self.cores[key] = frozenset((f.ips, f.ops) for f in flows if f.id in fail.ids)
+            raise
+        self.routes.add(key)
+        return assignment
+
+    def routes_on(self, sub: Subnet, flows: list[_Local]) -> bool:
+        key = (sub.ports, frozenset((f.ips, f.ops) for f in flows))
+        if key in self.routes:
+            return True
+        try:
+            self.route(sub, flows)
+        except _Fail:
+            return False
+        return True
+
+    def shrink(self, sub: Subnet, flows: list[_Local]) -> list[_Local]:
+        """A minimal subset of ``flows`` that ``sub`` cannot route (flows must not route)."""
+        core = list(flows)
+        for f in list(core):
+            trial = [g for g in core if g is not f]
+            if trial and not self.routes_on(sub, trial):
+                core = trial
+        return core
+
+    def _level(self, sub: Subnet, flows: list[_Local]) -> Assignment:
+        r, n_mid = sub.r, len(sub.middles)
+        # Which flows sit on each 2-port uSwitch; the odd last port (p // 2 == r) has its own
+        # demux/mux reaching every middle, so it conflicts with nobody.
+        on_in: list[list[int]] = [[] for _ in range(r)]
+        on_out: list[list[int]] = [[] for _ in range(r)]
+        for i, f in enumerate(flows):
+            for k in {p // 2 for p in f.ips if p // 2 < r}:
+                on_in[k].append(i)
+            for k in {p // 2 for p in f.ops if p // 2 < r}:
+                on_out[k].append(i)
+        adj: list[set[int]] = [set() for _ in flows]
+        for owners in on_in + on_out:
+            if len(owners) == 2:
+                a, b = owners
+                adj[a].add(b)
+                adj[b].add(a)
+        mids = [
+            _Local(f.id, frozenset(p // 2 for p in f.ips), frozenset(p // 2 for p in f.ops))
+            for f in flows
+        ]
+        nogoods: list[frozenset[int]] = []  # sets of local indices that may not share a colour
+        while True:
+            colour = _colour(adj, nogoods, n_mid)
+            if colour is None:
+                involved = {i for i, a in enumerate(adj) if a} | set().union(*nogoods)
+                raise _Fail(frozenset(flows[i].id for i in involved))
             inner: Assignment = []
+            failed = False
             for j, mid in enumerate(sub.middles):
                 members = [i for i in range(len(flows)) if colour[i] == j]
                 try:
-                    inner += _route(mid, [mids[i] for i in members], backtrack)
+                    inner += self.route(mid, [mids[i] for i in members])
                 except _Fail as fail:
-                    if not backtrack:
+                    if not self.backtrack:
                         raise _Fail(frozenset(f.id for f in flows)) from None
-                    nogoods.append(frozenset(i for i in members if flows[i].id in fail.ids))
-                    raise
-        except _Fail:
-            if not backtrack:
-                raise
-            continue
-        return inner + _outer_stage_codes(sub, flows, colour)
+                    bad = [mids[i] for i in members if flows[i].id in fail.ids]
+                    core_ids = {f.id for f in self.shrink(mid, bad)}
+                    nogoods.append(frozenset(i for i in members if flows[i].id in core_ids))
+                    failed = True
+                    break
+            if not failed:
+                return inner + _outer_stage_codes(sub, flows, colour)
 
 
 def _route_base(sub: Subnet, flows: list[_Local]) -> Assignment:

@@ -129,3 +129,16 @@ def test_random_flow_sets(P, m, seed):
         assert exc.flows and set(exc.flows) <= set(flows)
         assert not routable(exc.flows, P, m)
         assert all(routable([f], P, m) for f in exc.flows)
+
+
+def test_hard_backtracking_case_routes():
+    """A P = 64, m = 2 set that needs many learned nogoods (before minimal nogoods and
+    memoisation the search took minutes on it); its routing must still be correct."""
+    text = (
+        "18:62 20:52 30,39,51:24 7:61 41:25,39,44 6,50:49 9:9 24:19 25:3 17,46,56:31 10:53-54 "
+        "54:29 27:23 29:34 49,59:33 36:13 45:15 63:30 1:37 31:16,42 53:41 38:2 52:28 3,34:6 "
+        "13:60 5:14,20 14:21 48:32 32:7-8 58:4,17 44:50 55:26"
+    )
+    flows = [Flow.parse(t) for t in text.split()]
+    assert not routable(flows, 64, 2, backtrack=False)
+    _check_routing(flows, 64, 2)
