@@ -125,11 +125,13 @@ def simulate(
     on_conflict: str = "fallback",
     engine: str = "flow",
     packet_bytes: float = 4096,
+    resolution: float = 0.0,
 ) -> SimResult:
     """Run ``requests`` concurrently on ``fabric``; see the module docstring.
 
     ``engine="packet"`` uses the brute-force packet-level model (small fabrics only;
-    ``packet_bytes`` per packet, the paper's 4 KB data packet by default).
+    ``packet_bytes`` per packet, the paper's 4 KB data packet by default). ``resolution``
+    (seconds) is the flow engine's event time grid (0 = exact; see netsim.run_schedule).
     """
     requests = list(requests)
     if not requests:
@@ -171,7 +173,7 @@ def simulate(
             ends = {p.index: t0 for p in batch}
         else:
             if engine == "flow":
-                res = run_schedule(sched, sharing=sharing)
+                res = run_schedule(sched, sharing=sharing, resolution=resolution)
                 done = res.delivered
                 events += res.events
             else:

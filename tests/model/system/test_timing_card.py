@@ -1,0 +1,65 @@
+import json
+
+import pytest
+
+from fredfab.model.timing_card import (
+    SCHEMA,
+    TimingCard,
+    TimingCardError,
+    default_card,
+    load_timing_card,
+)
+
+
+def test_default_card_round_trips_through_json():
+    card = default_card()
+    again = TimingCard.from_json(card.to_json())
+    assert again == card
+    assert again.fraction("all-reduce") == 1.0
+    assert json.loads(card.to_json())["schema"] == SCHEMA
+
+
+def test_unknown_schema_version_is_rejected():
+    d = default_card().to_dict()
+    d["schema"] = "fred-switch-timing/2"
+    with pytest.raises(TimingCardError, match="not supported"):
+        TimingCard.from_dict(d)
+
+
+@pytest.mark.parametrize("field", ["latency_cycles", "throughput", "simulator"])
+def test_missing_field_is_named(field):
+    d = default_card().to_dict()
+    del d[field]
+    with pytest.raises(TimingCardError, match=field):
+        TimingCard.from_dict(d)
+
+
+def test_throughput_must_cover_every_kind_and_be_a_fraction():
+    d = default_card().to_dict()
+    del d["throughput"]["multicast"]
+    with pytest.raises(TimingCardError, match="multicast"):
+        TimingCard.from_dict(d)
+    d = default_card().to_dict()
+    d["throughput"]["unicast"]["ready"] = 1.5
+    with pytest.raises(TimingCardError, match=r"\(0, 1\]"):
+        TimingCard.from_dict(d)
+
+
+def test_load_reads_a_file_and_the_default_without_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no build/timing here
+    assert load_timing_card(None).simulator == "default"
+    d = default_card().to_dict()
+    d["simulator"] = "verilator 5.048"
+    d["latency_cycles"] = 11
+    p = tmp_path / "card.json"
+    p.write_text(json.dumps(d))
+    card = load_timing_card(p)
+    assert card.latency_cycles == 11 and card.source == str(p)
+    (tmp_path / "build/timing").mkdir(parents=True)
+    (tmp_path / "build/timing/fred8.json").write_text(json.dumps(d))
+    assert load_timing_card(None, variant="fred8").latency_cycles == 11
+    with pytest.raises(TimingCardError, match="does not exist"):
+        load_timing_card(tmp_path / "nope.json")
+    p.write_text("{not json")
+    with pytest.raises(TimingCardError, match="not valid JSON"):
+        load_timing_card(p)

@@ -1,0 +1,69 @@
+import json
+
+import pytest
+
+from fredfab.sim.cli import main
+
+
+def test_collective_json(capsys):
+    assert (
+        main(["collective", "--fabric", "fred-d", "--group", "0-19", "--size", "64MiB", "--json"])
+        == 0
+    )
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["algorithm"] == "in-switch-all-reduce"
+    assert rows[0]["time_s"] == pytest.approx(2**26 / 3e12, rel=1e-2)
+
+
+def test_collective_table_lists_every_fabric(capsys):
+    assert main(["collective", "--size", "1MiB", "--op", "reduce-scatter"]) == 0
+    out = capsys.readouterr().out
+    for name in ("mesh-5x4", "fred-a", "fred-b", "fred-c", "fred-d"):
+        assert name in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["collective", "--fabric", "mesh", "--size", "lots"],
+        ["collective", "--fabric", "mesh", "--size", "1MiB", "--group", "0-40"],
+        ["collective", "--fabric", "nope", "--size", "1MiB"],
+        ["collective", "--fabric", "mesh", "--size", "1MiB", "--op", "scatter-gather"],
+        ["phases", "--strategy", "MP2-DP5-PP4", "--size", "1MiB", "--no-plot"],
+        ["phases", "--strategy", "MP2-DP5", "--no-plot"],
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fred ") and "\n" not in err
+
+
+def test_phases_writes_a_plot_and_json(tmp_path, capsys):
+    out = tmp_path / "p.svg"
+    assert (
+        main(
+            [
+                "phases",
+                "--fabric",
+                "mesh",
+                "--fabric",
+                "fred-d",
+                "--strategy",
+                "MP2-DP5-PP2",
+                "--size",
+                "16MiB",
+                "-o",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert out.read_text().lstrip().startswith("<?xml")
+    assert set(data["fabrics"]) == {"mesh-5x4", "fred-d"}
+    assert (
+        data["fabrics"]["fred-d"]["DP"]["busbw_GBps"]
+        > data["fabrics"]["mesh-5x4"]["DP"]["busbw_GBps"]
+    )
