@@ -1,0 +1,85 @@
+"""Fred_m(P) in hardware, built node for node and link for link from model/topology.py.
+
+The wiring is not described here: every ``Node`` becomes a ``USwitch`` and every ``Link``
+a stream connection, with ``regs_per_stage`` skid buffers on each node output. The
+configuration input is the bit vector of model/config.py (node order, LSB first), so a
+configuration the router produced drives this network unchanged.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from fredfab.hw.flit import flit_stream
+from fredfab.hw.params import SwitchParams
+from fredfab.hw.skid import SkidBuffer
+from fredfab.hw.uswitch import USwitch
+from fredfab.model.topology import BOUNDARY, Endpoint, Topology
+
+
+class Interconnect(wiring.Component):
+    """Ports ``i[P]`` and ``o[P]`` (flit streams), ``config`` (the active configuration bits)
+    and ``busy`` (some flit is held inside)."""
+
+    def __init__(self, params: SwitchParams) -> None:
+        self.params = params
+        self.topology = Topology.build(params.ports, params.m)
+        flit = flit_stream(params.data_width)
+        super().__init__(
+            {
+                "i": In(flit).array(params.ports),
+                "o": Out(flit).array(params.ports),
+                "config": In(self.topology.config_bits),
+                "busy": Out(1),
+            }
+        )
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        p, topo = self.params, self.topology
+        flit = flit_stream(p.data_width)
+        nodes = []
+        offset = 0
+        for node in topo.nodes:
+            usw = USwitch(node, flit, p.dtype, p.lanes)
+            m.submodules[_ident(node.name)] = usw
+            width = node.n_out * node.code_bits
+            m.d.comb += usw.codes.eq(self.config[offset : offset + width])
+            offset += width
+            nodes.append(usw)
+
+        # The stream each node output drives, after its register slices.
+        busy = []
+        driven = {}
+        for node, usw in zip(topo.nodes, nodes, strict=True):
+            for q in range(node.n_out):
+                stream_out = usw.o[q]
+                for k in range(p.regs_per_stage):
+                    skid = SkidBuffer(flit)
+                    m.submodules[f"{_ident(node.name)}_o{q}_r{k}"] = skid
+                    wiring.connect(m, stream_out, skid.i)
+                    busy.append(skid.busy)
+                    stream_out = skid.o
+                driven[Endpoint(node.index, q)] = stream_out
+
+        for link in topo.links:
+            src = (
+                wiring.flipped(self.i[link.src.port])
+                if link.src.node == BOUNDARY
+                else driven[link.src]
+            )
+            dst = (
+                wiring.flipped(self.o[link.dst.port])
+                if link.dst.node == BOUNDARY
+                else nodes[link.dst.node].i[link.dst.port]
+            )
+            wiring.connect(m, src, dst)
+        m.d.comb += self.busy.eq(Cat(busy).any() if busy else Const(0))
+        return m
+
+
+def _ident(name: str) -> str:
+    """A Verilog-friendly instance name for a hierarchical node name ("m1.in0" -> m1_in0)."""
+    return "u_" + name.replace(".", "_")

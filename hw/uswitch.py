@@ -1,0 +1,105 @@
+"""One uSwitch (R, D, RD, DEMUX or MUX) of the FRED interconnect, with stream handshakes.
+
+Configuration: one source code per output (model/config.py): 0 nothing, 1 + i input i,
+1 + n_in the lane-wise sum of inputs 0 and 1 (reducing kinds only: the node has one
+LaneAdder). The code field layout comes from model/topology.py's ``Node.code_bits``.
+
+Handshake, so that each flit moves once, whole, and at full rate:
+
+* Join: an output that takes SUM is valid only when both inputs are valid; both inputs are
+  consumed together.
+* Fork: an input taken by several outputs (multicast) offers its flit to all of them at
+  once; an output that accepts early remembers it (``sent``) and is not offered the same
+  flit again; the input is consumed in the cycle its last taker accepts. No flit is lost
+  or duplicated when one branch stalls, and valid never waits for ready.
+
+An input no output takes is never ready: nothing flows where the configuration says
+nothing flows. The hardware does not police the kind rules of model/config.py (an R node
+could multicast): configurations come from the router, which keeps to them, and they are
+checked by ``check_node_codes`` before they are encoded.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from fredfab.hw.adder import LaneAdder
+from fredfab.model.topology import REDUCING, Node
+
+
+class USwitch(wiring.Component):
+    """``i[n_in]`` -> ``o[n_out]`` for one topology node, configured by ``codes``."""
+
+    def __init__(self, node: Node, flit: stream.Signature, dtype: str, lanes: int) -> None:
+        self.node = node
+        self._dtype, self._lanes = dtype, lanes
+        super().__init__(
+            {
+                "i": In(flit).array(node.n_in),
+                "o": Out(flit).array(node.n_out),
+                "codes": In(node.n_out * node.code_bits),
+            }
+        )
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        node, n_in, n_out = self.node, self.node.n_in, self.node.n_out
+        reducing = node.kind in REDUCING
+        code = [self.codes[q * node.code_bits : (q + 1) * node.code_bits] for q in range(n_out)]
+        takes_sum = [(code[q] == node.sum_code) if reducing else Const(0) for q in range(n_out)]
+        takes = [[(code[q] == 1 + i) for i in range(n_in)] for q in range(n_out)]
+        # uses[q][i]: output q consumes input i (directly, or as an operand of the sum).
+        uses = [
+            [takes[q][i] | (takes_sum[q] if i < 2 else Const(0)) for i in range(n_in)]
+            for q in range(n_out)
+        ]
+
+        if reducing:
+            m.submodules.adder = adder = LaneAdder(self._dtype, self._lanes)
+            m.d.comb += [adder.a.eq(self.i[0].payload.data), adder.b.eq(self.i[1].payload.data)]
+            sum_valid = self.i[0].valid & self.i[1].valid
+
+        sent = Signal(n_out)
+        done = Signal(n_out)
+        for q in range(n_out):
+            o = self.o[q]
+            avail = Const(0)
+            with m.Switch(code[q]):
+                for i in range(n_in):
+                    with m.Case(1 + i):
+                        m.d.comb += o.payload.eq(self.i[i].payload)
+                if reducing:
+                    with m.Case(node.sum_code):
+                        m.d.comb += [
+                            o.payload.data.eq(adder.s),
+                            o.payload.last.eq(self.i[0].payload.last),
+                        ]
+            for i in range(n_in):
+                avail = avail | (takes[q][i] & self.i[i].valid)
+            if reducing:
+                avail = avail | (takes_sum[q] & sum_valid)
+            m.d.comb += [
+                o.valid.eq(avail & ~sent[q]),
+                done[q].eq(sent[q] | (o.valid & o.ready)),
+            ]
+
+        consumed = Signal(n_in)
+        for i in range(n_in):
+            takers = Cat(uses[q][i] for q in range(n_out))
+            # Ready once every taker has accepted (or accepts now); never without a taker.
+            all_done = Cat((~uses[q][i]) | done[q] for q in range(n_out)).all()
+            m.d.comb += [
+                self.i[i].ready.eq(takers.any() & all_done),
+                consumed[i].eq(self.i[i].valid & self.i[i].ready),
+            ]
+        for q in range(n_out):
+            # The flit of output q is gone once its (first) input is consumed; both operands
+            # of a sum are consumed together.
+            source_consumed = Cat(uses[q][i] & consumed[i] for i in range(n_in)).any()
+            with m.If(source_consumed):
+                m.d.sync += sent[q].eq(0)
+            with m.Else():
+                m.d.sync += sent[q].eq(done[q])
+        return m
