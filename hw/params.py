@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from fredfab.model.dtypes import ELEMENT_TYPES, ElementType, element_type
+from fredfab.model.topology import Topology
 
 ARCHES = ("clos",)
 
@@ -54,6 +55,12 @@ class SwitchParams:
     @property
     def data_width(self) -> int:
         return self.lanes * self.element.bits
+
+    @property
+    def latency_cycles(self) -> int:
+        """Input accepted to output valid: one cycle per register slice on the path, and
+        every path crosses every stage once."""
+        return Topology.build(self.ports, self.m).stages * self.regs_per_stage
 
     @property
     def name(self) -> str:

@@ -48,7 +48,7 @@ class FredSwitch(wiring.Component):
 
     @property
     def latency_cycles(self) -> int:
-        return self.topology.stages * self.params.regs_per_stage
+        return self.params.latency_cycles
 
     def elaborate(self, platform) -> Module:
         m = Module()

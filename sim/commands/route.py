@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from fredfab.model.flow import Flow
 from fredfab.model.router import Routing, route
@@ -29,12 +30,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the paper's rule: one colouring per level, no backtracking",
     )
     p.add_argument("--all", action="store_true", help="also list idle uSwitches")
+    p.add_argument(
+        "--emit-config",
+        type=Path,
+        metavar="FILE",
+        help="write the configuration words ready to load: FILE.hex = one hex word per line "
+        "($readmemh), otherwise JSON with the words and the configuration",
+    )
+    p.add_argument("--word-width", type=int, default=32, help="configuration word bits (32)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run(args: argparse.Namespace) -> int:
     flows = [Flow.parse(text) for text in args.flow]
     routing = route(flows, args.ports, args.m, backtrack=not args.no_backtrack)
+    if args.emit_config is not None:
+        write_config_words(routing, args.emit_config, args.word_width)
     if args.json:
         data = json.loads(routing.config.to_json())
         data["trees"] = {str(f): t for f, t in zip(routing.flows, routing.trees, strict=True)}
@@ -42,6 +53,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_routing(routing, show_idle=args.all))
     return 0
+
+
+def write_config_words(routing: Routing, path: Path, word_width: int) -> None:
+    """Configuration words for the switch's ``cfg`` port (word w goes to address w)."""
+    words = routing.config.to_words(word_width)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    digits = -(-word_width // 4)
+    if path.suffix == ".hex":
+        path.write_text("".join(f"{w:0{digits}x}\n" for w in words))
+    else:
+        data = {
+            "schema": "fred-config-words/1",
+            "word_width": word_width,
+            "words": [f"{w:0{digits}x}" for w in words],
+            "config": json.loads(routing.config.to_json()),
+        }
+        path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def format_routing(routing: Routing, show_idle: bool = False) -> str:

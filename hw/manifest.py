@@ -1,0 +1,114 @@
+"""Verilog and its JSON manifest: the contract for testbenches and integrators.
+
+``generate(params, out_dir)`` writes ``<name>.v`` and ``<name>.json``. The manifest
+(schema ``fred-switch-manifest/1``) holds:
+
+* ``params``: the generator parameters (hw/params.py) and ``top``, the module name;
+* ``clock`` / ``reset``: ``clk``, and ``rst``, synchronous and active high;
+* ``ports``: every top-level port with its Verilog name, direction and width;
+* ``streams``: for each stream (``i``/``o`` per switch port, ``cfg``, ``select``) the names of
+  its payload, valid and ready ports;
+* ``flit``: the payload layout of ``i``/``o`` (field -> lsb, width; lanes and element type);
+* ``config``: the configuration encoding: bits per configuration, word width, words per
+  slot, slots, the ``cfg`` payload layout, the reset contents of slot 0 (words), and the
+  topology (every node with its code width, in encoding order; model/config.py documents
+  the encoding; model/topology.py the structure);
+* ``latency_cycles``: input accepted to output valid, ``stages * regs_per_stage``;
+  ``load_cycles``: cycles a phase change spends copying a slot (after draining).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from amaranth.back import verilog
+from amaranth.lib import data, wiring
+
+from fredfab.hw.control import cfg_layout, n_words
+from fredfab.hw.flit import flit_layout
+from fredfab.hw.params import SwitchParams
+from fredfab.hw.switch import FredSwitch
+
+MANIFEST_SCHEMA = "fred-switch-manifest/1"
+
+
+def _fields(layout: data.StructLayout) -> dict:
+    return {name: {"lsb": f.offset, "width": f.width} for name, f in layout}
+
+
+def manifest(switch: FredSwitch) -> dict:
+    p = switch.params
+    topo = switch.topology
+    ports = []
+    for path, member, value in switch.signature.flatten(switch):
+        width = len(value.as_value() if hasattr(value, "as_value") else value)
+        direction = "input" if member.flow == wiring.In else "output"
+        ports.append({"name": "__".join(map(str, path)), "direction": direction, "width": width})
+
+    def stream_names(prefix: str) -> dict:
+        return {k: f"{prefix}__{k}" for k in ("payload", "valid", "ready")}
+
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "top": p.name,
+        "params": p.to_dict(),
+        "clock": "clk",
+        "reset": {"name": "rst", "synchronous": True, "active": "high"},
+        "ports": ports,
+        "streams": {
+            "i": [stream_names(f"i__{k}") for k in range(p.ports)],
+            "o": [stream_names(f"o__{k}") for k in range(p.ports)],
+            "cfg": stream_names("cfg"),
+            "select": stream_names("select"),
+        },
+        "status": {"slot": "slot", "reconfiguring": "reconfiguring"},
+        "flit": {
+            "width": flit_layout(p.data_width).size,
+            "fields": _fields(flit_layout(p.data_width)),
+            "lanes": p.lanes,
+            "dtype": p.dtype,
+            "element_bits": p.element.bits,
+        },
+        "config": {
+            "schema": "fred-config/1",
+            "config_bits": topo.config_bits,
+            "word_width": p.word_width,
+            "words_per_slot": n_words(p),
+            "slots": p.slots,
+            "cfg_payload": _fields(cfg_layout(p)),
+            "reset_slot": 0,
+            "reset_words": switch.control.default.to_words(p.word_width),
+            "topology": topo.to_dict(),
+        },
+        "stages": topo.stages,
+        "latency_cycles": switch.latency_cycles,
+        "load_cycles": n_words(p) + 1,
+    }
+
+
+def generate(params: SwitchParams, out_dir: Path) -> tuple[Path, Path]:
+    """Write ``<name>.v`` and ``<name>.json`` into ``out_dir``; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    switch = FredSwitch(params)
+    text = verilog.convert(switch, name=params.name)
+    info = manifest(switch)
+    missing = [port["name"] for port in info["ports"] if f" {port['name']};" not in text]
+    if missing:  # the manifest must describe the Verilog actually written
+        raise RuntimeError(f"ports missing from the generated Verilog: {missing[:5]}")
+    v_path = out_dir / f"{params.name}.v"
+    j_path = out_dir / f"{params.name}.json"
+    v_path.write_text(text)
+    info["verilog"] = v_path.name
+    j_path.write_text(json.dumps(info, indent=1) + "\n")
+    return v_path, j_path
+
+
+def load_manifest(path: Path) -> dict:
+    try:
+        info = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read manifest {path}: {exc}") from None
+    if info.get("schema") != MANIFEST_SCHEMA:
+        raise ValueError(f"{path} is not a {MANIFEST_SCHEMA} manifest")
+    return info

@@ -1,0 +1,103 @@
+"""Verilog and manifest generation: the manifest describes the Verilog written, lint is
+clean, and the CLI reports bad parameters in one line."""
+
+import json
+import re
+
+import pytest
+
+from fredfab.hw.manifest import generate, load_manifest
+from fredfab.hw.params import SwitchParams
+from fredfab.model.config import Configuration
+from fredfab.model.topology import Topology
+from fredfab.sim.cli import main
+from fredfab.sim.toolchain import verilator_lint
+
+VARIANTS = [
+    SwitchParams(ports=2, m=2, lanes=1, dtype="int8"),
+    SwitchParams(ports=3, m=3, lanes=2, dtype="fp16"),
+    SwitchParams(ports=5, m=2, lanes=2, dtype="bf16", regs_per_stage=0),
+    SwitchParams(ports=8, m=3, lanes=2, dtype="fp32", regs_per_stage=2),
+]
+
+
+@pytest.mark.parametrize("params", VARIANTS, ids=lambda p: p.name)
+def test_manifest_matches_verilog_and_lint_is_clean(params, tmp_path):
+    v_path, j_path = generate(params, tmp_path)
+    text = v_path.read_text()
+    info = load_manifest(j_path)
+    assert info["top"] == params.name and f"module {params.name}(" in text
+    top = text[text.index(f"module {params.name}(") :]
+    top = top[: top.index("endmodule")]
+    pattern = r"^\s*(?:input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);"
+    declared = {name: msb for msb, name in re.findall(pattern, top, re.M)}
+    assert set(declared) == {port["name"] for port in info["ports"]} | {"clk", "rst"}
+    for port in info["ports"]:
+        width = int(declared[port["name"]]) + 1 if declared[port["name"]] else 1
+        assert width == port["width"], port
+    assert info["flit"]["width"] == params.lanes * params.element.bits + 1
+    assert info["flit"]["fields"]["last"] == {"lsb": params.lanes * params.element.bits, "width": 1}
+    cfg = info["config"]
+    topo = Topology.build(params.ports, params.m)
+    assert cfg["config_bits"] == topo.config_bits
+    assert cfg["words_per_slot"] == -(-topo.config_bits // params.word_width)
+    # The reset slot decodes to a configuration the model accepts: the identity unicast.
+    reset = Configuration.from_words(topo, cfg["reset_words"], params.word_width)
+    assert reset.to_bits() != 0
+    assert info["latency_cycles"] == topo.stages * params.regs_per_stage
+    assert verilator_lint(v_path, params.name) == []
+
+
+def test_generate_cli(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "generate",
+                "-P",
+                "4",
+                "--m",
+                "2",
+                "--lanes",
+                "2",
+                "--dtype",
+                "int16",
+                "-o",
+                str(tmp_path),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out["verilog"].endswith("fred_clos_p4_m2_l2_int16_r1.v")
+    assert (tmp_path / "fred_clos_p4_m2_l2_int16_r1.json").exists()
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["-P", "1"], "ports must be an integer >= 2"),
+        (["-P", "4", "--m", "1"], "m must be an integer >= 2"),
+        (["-P", "4", "--lanes", "0"], "lanes must be an integer >= 1"),
+        (["-P", "4", "--dtype", "fp64"], "dtype 'fp64' is not supported"),
+        (["-P", "4", "--slots", "3"], "slots must be an integer >= 4"),
+        (["-P", "4", "--regs-per-stage", "-1"], "regs_per_stage must be an integer >= 0"),
+    ],
+)
+def test_generate_rejects_bad_parameters(argv, message, tmp_path, capsys):
+    assert main(["generate", *argv, "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_emit_config_words_load_back(tmp_path):
+    hex_path, json_path = tmp_path / "c.hex", tmp_path / "c.json"
+    for path in (hex_path, json_path):
+        argv = ["route", "-P", "6", "--flow", "0-2,4:0-2", "--flow", "3:4,5"]
+        assert main([*argv, "--emit-config", str(path)]) == 0
+    topo = Topology.build(6, 3)
+    words = [int(w, 16) for w in hex_path.read_text().split()]
+    data = json.loads(json_path.read_text())
+    assert [int(w, 16) for w in data["words"]] == words
+    config = Configuration.from_words(topo, words, 32)
+    assert config.codes == Configuration.from_json(json.dumps(data["config"])).codes
