@@ -1,0 +1,40 @@
+"""The training model: workloads, NPU and execution settings, 3D-parallel layouts, memory,
+and an iteration as a task graph. fredfab.sim.training runs it on the network simulator."""
+
+from fredfab.model.training.config import NPU, TrainingConfig, config_from_table
+from fredfab.model.training.memory import MemoryReport, choose_policy
+from fredfab.model.training.parallel import Layout, factorizations, split_stages
+from fredfab.model.training.timeline import CATEGORIES, Timeline
+from fredfab.model.training.workload import (
+    Layer,
+    MPComm,
+    Workload,
+    WorkloadError,
+    load_workload,
+    resnet_layers,
+    shipped_workloads,
+    transformer_layers,
+    workload_from_dict,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "NPU",
+    "Layer",
+    "Layout",
+    "MPComm",
+    "MemoryReport",
+    "Timeline",
+    "TrainingConfig",
+    "Workload",
+    "WorkloadError",
+    "choose_policy",
+    "config_from_table",
+    "factorizations",
+    "load_workload",
+    "resnet_layers",
+    "shipped_workloads",
+    "split_stages",
+    "transformer_layers",
+    "workload_from_dict",
+]

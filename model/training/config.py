@@ -1,0 +1,178 @@
+"""The NPU and the execution settings of a training estimate.
+
+Every default is either a fact from fred-reference.md (section named) or an assumption with
+its source written next to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from fredfab.model.system.placement import Strategy
+
+EXECUTIONS = ("weight-stationary", "weight-streaming")
+RECOMPUTE = ("auto", "none", "full")
+PIPELINES = ("1f1b", "gpipe")
+ZERO_STAGES = (0, 1, 2)
+DIMS = ("mp", "pp", "dp")
+
+
+@dataclass(frozen=True)
+class NPU:
+    """One NPU of the wafer: a roofline (compute rate x efficiency, HBM bandwidth) and HBM.
+
+    Per-layer time = max(FLOPs / (peak_flops * efficiency), HBM bytes / hbm_bandwidth).
+    """
+
+    #: Dense FP16/BF16 tensor rate of an H100 SXM (NVIDIA H100 datasheet: 989.4 TFLOP/s
+    #: without sparsity). The paper's NPU is "H100-like" and gives no rate (section 3).
+    peak_flops: float = 989e12
+    #: Fraction of peak a training kernel mix sustains. Assumption: Megatron-LM reaches
+    #: 52% of A100 peak on its 1T GPT (Narayanan et al., SC'21, Table 1: 163 of 312 TFLOP/s);
+    #: 0.5 is applied to every layer on every fabric (the paper assumes the same compute
+    #: efficiency everywhere, section 4).
+    efficiency: float = 0.5
+    #: HBM bandwidth: the paper's NPU has 6 TB/s to its 5 HBM3 stacks (3 read + 3 write,
+    #: section 3); taken as one 6 TB/s budget. (An H100 SXM has 3.35 TB/s.)
+    hbm_bandwidth: float = 6e12
+    #: HBM capacity: H100 SXM, 80 GB (section 3: not stated by the paper, use H100 figures).
+    hbm_bytes: float = 80e9
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not (isinstance(v, int | float) and v > 0 and v == v and v != float("inf")):
+                raise ValueError(f"NPU {f.name} must be a finite number > 0, got {v!r}")
+        if self.efficiency > 1:
+            raise ValueError(f"NPU efficiency must be in (0, 1], got {self.efficiency}")
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """How one iteration runs. Defaults come from the workload's [training] table, then here."""
+
+    strategy: Strategy = Strategy(1, 1, 1)
+    execution: str = "weight-stationary"
+    #: Samples per DP replica per iteration: minibatch = DP x this (section 4: 16 for
+    #: per-fabric comparisons, 40 for strategy sweeps).
+    samples_per_replica: int = 16
+    #: Microbatches per iteration (pipeline). Weight-streaming: microbatches pipeline through
+    #: the PP stages of each streamed layer group.
+    microbatches: int = 1
+    #: ZeRO stage on the DP dimension: 0 = gradients All-Reduced, full optimizer state per
+    #: replica; 1 = optimizer state partitioned; 2 = gradients partitioned too (Rajbhandari
+    #: et al., SC'20). Stages 1 and 2 reduce-scatter gradients and all-gather the updated
+    #: FP16 weights after the step (DeepSpeed's implementation).
+    zero_stage: int = 0
+    #: Placement: dimension order from innermost to outermost; the paper's "MP consecutive,
+    #: then PP, then DP" is mp-pp-dp (section 2).
+    placement: str = "mp-pp-dp"
+    #: Activation memory policy: "none" keeps every activation for backward; "full"
+    #: recomputes each layer's forward in backward from its input (checkpoint per layer);
+    #: "auto" uses the first that fits, then (weight-streaming only) gradient accumulation
+    #: passes, each of which re-streams the weights.
+    recompute: str = "auto"
+    #: Gradient accumulation passes (weight-streaming); 0 = choose (auto) or 1.
+    accumulation: int = 0
+    #: Pipeline order: 1F1B (PipeDream-flush; Narayanan et al., SC'21) or GPipe.
+    pipeline: str = "1f1b"
+    #: Gradients are reduced in buckets of at least this many bytes, each as soon as the
+    #: backward of its layers is done. PyTorch DDP's default bucket_cap_mb = 25.
+    dp_bucket_bytes: float = 25 * 2**20
+    #: Chunks per collective in the network simulator (sim/system.py DEFAULT_CHUNKS).
+    chunks: int = 2
+    #: Adam with mixed precision: FP32 master weights, momentum and variance, 12 bytes per
+    #: parameter (ZeRO paper, K = 12); FP16 weights and gradients, 2 bytes each.
+    optimizer_bytes_per_param: float = 12.0
+    #: HBM bytes moved per parameter by the optimizer step (read FP32 master, m, v and the
+    #: FP16 gradient: 14; write master, m, v and the FP16 weight: 14). Memory-bound.
+    optimizer_hbm_bytes_per_param: float = 28.0
+    #: Weight-streaming: layer groups whose weights (and gradients) fit on the NPU at once;
+    #: 2 = double buffering (compute one group while the next streams in).
+    stream_buffers: int = 2
+
+    def __post_init__(self) -> None:
+        if self.execution not in EXECUTIONS:
+            raise ValueError(f"execution {self.execution!r}: use one of {EXECUTIONS}")
+        if self.recompute not in RECOMPUTE:
+            raise ValueError(f"recompute {self.recompute!r}: use one of {RECOMPUTE}")
+        if self.pipeline not in PIPELINES:
+            raise ValueError(f"pipeline {self.pipeline!r}: use one of {PIPELINES}")
+        if self.zero_stage not in ZERO_STAGES:
+            raise ValueError(f"zero_stage {self.zero_stage!r}: use one of {ZERO_STAGES}")
+        for k in ("samples_per_replica", "microbatches", "chunks", "stream_buffers"):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{k} must be an integer >= 1, got {v!r}")
+        if isinstance(self.accumulation, bool) or not isinstance(self.accumulation, int):
+            raise ValueError(f"accumulation must be an integer >= 0, got {self.accumulation!r}")
+        if self.accumulation < 0:
+            raise ValueError(f"accumulation must be >= 0, got {self.accumulation}")
+        if self.stream_buffers < 2 and self.execution == "weight-streaming":
+            raise ValueError("stream_buffers must be >= 2 (one computing, one streaming)")
+        parse_placement(self.placement)
+        if self.samples_per_replica % self.microbatches:
+            raise ValueError(
+                f"{self.microbatches} microbatches do not divide {self.samples_per_replica} "
+                "samples per replica"
+            )
+        if self.dp_bucket_bytes <= 0:
+            raise ValueError(f"dp_bucket_bytes must be > 0, got {self.dp_bucket_bytes}")
+
+    @property
+    def microbatch_size(self) -> int:
+        return self.samples_per_replica // self.microbatches
+
+    @property
+    def minibatch(self) -> int:
+        return self.samples_per_replica * self.strategy.dp
+
+    def with_(self, **kw: Any) -> TrainingConfig:
+        return replace(self, **kw)
+
+
+def parse_placement(text: str) -> tuple[str, str, str]:
+    """``mp-pp-dp`` (innermost first) -> ("mp", "pp", "dp")."""
+    parts = tuple(p for p in re.split(r"[-,_ ]+", str(text).lower()) if p)
+    if sorted(parts) != sorted(DIMS):
+        raise ValueError(
+            f"placement {text!r}: give the three dimensions mp, pp, dp innermost first, "
+            "e.g. mp-pp-dp (the paper's)"
+        )
+    return parts  # type: ignore[return-value]
+
+
+_TRAINING_KEYS = {
+    "execution",
+    "strategy",
+    "samples_per_replica",
+    "microbatches",
+    "zero_stage",
+    "placement",
+    "recompute",
+    "accumulation",
+    "pipeline",
+    "dp_bucket_bytes",
+    "chunks",
+    "stream_buffers",
+}
+
+
+def config_from_table(
+    table: Mapping[str, Any], where: str = "[training]", **over: Any
+) -> TrainingConfig:
+    """A TrainingConfig from a workload's [training] table plus keyword overrides (None =
+    keep)."""
+    unknown = sorted(set(table) - _TRAINING_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_TRAINING_KEYS)}")
+    kw = dict(table)
+    kw.update({k: v for k, v in over.items() if v is not None})
+    st = kw.get("strategy", Strategy(1, 1, 1))
+    if isinstance(st, str):
+        st = Strategy.parse(st)
+    kw["strategy"] = st
+    return TrainingConfig(**kw)

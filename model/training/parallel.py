@@ -1,0 +1,95 @@
+"""3D-parallel layouts: which NPU runs which worker, the groups, and the layer split.
+
+A worker is (mp, pp, dp). The placement names the dimensions innermost first: the paper's
+``mp-pp-dp`` (section 2: MP consecutive, then PP, then DP) puts worker (m, p, d) on NPU
+m + MP (p + PP d), the numbering fredfab.model.system.placement.Strategy uses. Other orders
+(e.g. ``dp-mp-pp``) are there to ask what the placement is worth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fredfab.model.system.placement import Strategy
+from fredfab.model.training.config import parse_placement
+
+
+@dataclass(frozen=True)
+class Layout:
+    strategy: Strategy
+    placement: str = "mp-pp-dp"
+
+    def __post_init__(self) -> None:
+        order = parse_placement(self.placement)
+        s = self.strategy
+        size = {"mp": s.mp, "pp": s.pp, "dp": s.dp}
+        grid = np.zeros((s.mp, s.pp, s.dp), dtype=np.int64)
+        scale = 1
+        for d in order:
+            shape = [1, 1, 1]
+            shape[("mp", "pp", "dp").index(d)] = size[d]
+            grid += np.arange(size[d]).reshape(shape) * scale
+            scale *= size[d]
+        object.__setattr__(self, "_grid", grid)
+
+    def npu(self, mp: int, pp: int, dp: int) -> int:
+        return int(self._grid[mp, pp, dp])
+
+    def mp_groups(self, pp: int) -> list[tuple[int, ...]]:
+        """The MP groups of stage ``pp`` (one per DP replica)."""
+        return [tuple(int(u) for u in self._grid[:, pp, d]) for d in range(self.strategy.dp)]
+
+    def dp_groups(self, pp: int) -> list[tuple[int, ...]]:
+        """The DP groups of stage ``pp`` (one per MP rank)."""
+        return [tuple(int(u) for u in self._grid[m, pp, :]) for m in range(self.strategy.mp)]
+
+    def pp_pairs(self, src: int, dst: int) -> list[tuple[int, int]]:
+        """(NPU of stage src, NPU of stage dst) for every MP rank and DP replica."""
+        s = self.strategy
+        return [
+            (self.npu(m, src, d), self.npu(m, dst, d)) for d in range(s.dp) for m in range(s.mp)
+        ]
+
+
+def factorizations(n: int) -> list[Strategy]:
+    """Every MP x DP x PP = n, ordered by (MP, PP)."""
+    if n < 1:
+        raise ValueError(f"NPU count must be >= 1, got {n}")
+    divs = [d for d in range(1, n + 1) if n % d == 0]
+    out = []
+    for mp in divs:
+        for pp in divs:
+            if (n // mp) % pp == 0:
+                out.append(Strategy(mp=mp, dp=n // (mp * pp), pp=pp))
+    return out
+
+
+def split_stages(cost: np.ndarray, stages: int) -> list[tuple[int, int]]:
+    """Contiguous [start, end) layer ranges for ``stages`` pipeline stages, balancing ``cost``
+    (cut where the cumulative cost crosses k/stages of the total; every stage gets >= 1
+    layer). Raises ValueError when there are fewer layers than stages."""
+    n = len(cost)
+    if stages > n:
+        raise ValueError(f"{stages} pipeline stages but only {n} layers")
+    if stages == 1:
+        return [(0, n)]
+    cum = np.cumsum(cost)
+    total = cum[-1]
+    cuts = [0]
+    for k in range(1, stages):
+        c = int(np.searchsorted(cum, total * k / stages, side="left"))
+        # The layer straddling the target goes to the side that balances better.
+        if (
+            c < n
+            and c > 0
+            and abs(cum[c - 1] - total * k / stages) < abs(cum[c] - total * k / stages)
+        ):
+            c -= 1
+        c += 1
+        lo = cuts[-1] + 1
+        hi = n - (stages - k)
+        cuts.append(min(max(c, lo), hi))
+    cuts.append(n)
+    return [(cuts[i], cuts[i + 1]) for i in range(stages)]

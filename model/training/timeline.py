@@ -1,0 +1,149 @@
+"""A training iteration as a task graph on in-order resources, and its critical path.
+
+Each task runs on one resource (an NPU stage's compute stream, a communication channel, the
+I/O controllers) for a fixed duration made of sequential parts, each in a category
+("compute", "mp", "pp", "dp", "input", "weights"). A resource runs its tasks in the order they
+were added (like a CUDA stream); a task starts when its resource is free and every task it
+depends on has ended. Start times are the longest path through that graph.
+
+The iteration time is the end of the last task. The *breakdown* walks the critical path back
+from there: every task on it contributes its parts, so the categories sum exactly to the
+iteration time. Communication on the critical path is the exposed communication; a
+communication that ran while compute was the critical path is hidden (overlapped). When
+two constraints end at the same instant the resource's own predecessor is taken, so a
+transfer that ends exactly when compute does counts as hidden.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+CATEGORIES = ("compute", "input", "dp", "mp", "pp", "weights")
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    resource: str
+    parts: tuple[tuple[str, float], ...]
+
+    @property
+    def duration(self) -> float:
+        return sum(d for _, d in self.parts)
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    start: tuple[float, ...]
+    end: tuple[float, ...]
+    critical: tuple[int, ...]  # task ids on the critical path, in time order
+    breakdown: dict[str, float]
+    busy: dict[str, float]  # per resource: seconds busy
+
+    @property
+    def makespan(self) -> float:
+        return max(self.end, default=0.0)
+
+
+class Timeline:
+    def __init__(self) -> None:
+        self.tasks: list[Task] = []
+        self.deps: list[list[int]] = []
+        self.queue: dict[str, list[int]] = defaultdict(list)
+
+    def add(
+        self,
+        name: str,
+        resource: str,
+        parts: Iterable[tuple[str, float]] | float,
+        category: str = "compute",
+        deps: Iterable[int] = (),
+    ) -> int:
+        """Append a task to ``resource``'s queue; ``parts`` is a duration (of ``category``)
+        or (category, seconds) pairs run one after the other."""
+        if isinstance(parts, int | float):
+            parts = ((category, float(parts)),)
+        parts = tuple((c, float(d)) for c, d in parts)
+        for c, d in parts:
+            if c not in CATEGORIES:
+                raise ValueError(f"task {name}: category {c!r} not in {CATEGORIES}")
+            if not d >= 0:
+                raise ValueError(f"task {name}: duration {d} must be >= 0")
+        tid = len(self.tasks)
+        self.tasks.append(Task(name, resource, parts))
+        self.deps.append([int(d) for d in deps if d is not None])
+        self.queue[resource].append(tid)
+        return tid
+
+    def depend(self, task: int, *on: int | None) -> None:
+        """``task`` also waits for the tasks ``on`` (which may be added later)."""
+        self.deps[task].extend(int(d) for d in on if d is not None)
+
+    def schedule(self) -> Scheduled:
+        n = len(self.tasks)
+        prev = [-1] * n
+        for q in self.queue.values():
+            for a, b in zip(q, q[1:], strict=False):
+                prev[b] = a
+        succ: list[list[int]] = [[] for _ in range(n)]
+        indeg = [0] * n
+        for t in range(n):
+            preds = list(self.deps[t]) + ([prev[t]] if prev[t] >= 0 else [])
+            for p in preds:
+                if not 0 <= p < n:
+                    raise ValueError(f"task {self.tasks[t].name} depends on unknown task {p}")
+                succ[p].append(t)
+            indeg[t] = len(preds)
+        start = [0.0] * n
+        end = [0.0] * n
+        ready = deque(t for t in range(n) if indeg[t] == 0)
+        done = 0
+        while ready:
+            t = ready.popleft()
+            s = end[prev[t]] if prev[t] >= 0 else 0.0
+            for d in self.deps[t]:
+                s = max(s, end[d])
+            start[t] = s
+            end[t] = s + self.tasks[t].duration
+            done += 1
+            for u in succ[t]:
+                indeg[u] -= 1
+                if indeg[u] == 0:
+                    ready.append(u)
+        if done != n:
+            stuck = [self.tasks[t].name for t in range(n) if indeg[t] > 0][:5]
+            raise RuntimeError(f"task graph has a cycle (e.g. {stuck})")
+        crit = self._critical(start, end, prev)
+        br = dict.fromkeys(CATEGORIES, 0.0)
+        for t in crit:
+            for c, d in self.tasks[t].parts:
+                br[c] += d
+        busy: dict[str, float] = defaultdict(float)
+        for t, task in enumerate(self.tasks):
+            busy[task.resource] += end[t] - start[t]
+        return Scheduled(tuple(start), tuple(end), tuple(crit), br, dict(busy))
+
+    def _critical(self, start, end, prev) -> list[int]:
+        if not self.tasks:
+            return []
+        t = max(range(len(self.tasks)), key=lambda i: (end[i], -i))
+        path = [t]
+        while True:
+            s = start[t]
+            if s <= 0:
+                break
+            tol = 1e-12 * max(1.0, abs(s))
+            nxt = None
+            if prev[t] >= 0 and abs(end[prev[t]] - s) <= tol:
+                nxt = prev[t]
+            else:
+                cands = [d for d in self.deps[t] if abs(end[d] - s) <= tol]
+                if cands:
+                    nxt = max(cands, key=lambda d: end[d])
+            if nxt is None:  # cannot happen: start is the max of these ends
+                raise AssertionError(f"no critical predecessor for {self.tasks[t].name}")
+            t = nxt
+            path.append(t)
+        return path[::-1]

@@ -1,0 +1,536 @@
+"""Training workloads as data: layer-level descriptions loaded from TOML.
+
+Schema ``fred-workload/1``. A file describes the model in exactly one of three ways:
+
+    schema = "fred-workload/1"
+    name = "transformer-17b"
+    description = "..."
+
+    [transformer]              # a GPT-style decoder (transformer_layers): embedding,
+    layers = 78                # `layers` blocks, final LayerNorm + tied LM head
+    hidden = 4256
+    heads = 28
+    seq = 1024
+    vocab = 50257
+    flash_attention = true     # optional (default true): attention scores not stashed
+
+    [resnet]                   # a bottleneck ResNet v1.5 (resnet_layers)
+    blocks = [3, 8, 36, 3]
+    image = 224
+    classes = 1000
+
+    [[layers]]                 # or explicit layers (all numbers per sample, FP16 bytes)
+    name = "fc1"
+    params = 1048576
+    fwd_flops = 2.1e6
+    bwd_flops = 4.2e6          # optional, default 2 x fwd_flops
+    in_bytes = 2048            # input activation (checkpoint, pipeline boundary)
+    out_bytes = 2048           # output activation (pipeline boundary)
+    stash_bytes = 4096         # kept for backward, split over MP ranks (optional, 0)
+    stash_replicated_bytes = 0 # kept for backward, replicated on MP ranks (optional, 0)
+    hbm_bytes = 6144           # forward HBM traffic besides weights (optional: in+out+stash)
+    mp = "split"               # "split" (tensor-parallel) or "replicate" (optional, split)
+    repeat = 1                 # optional: the layer N times
+    [[layers.mp_comm]]         # collectives the layer needs under MP (bytes per sample)
+    op = "all-reduce"          # all-reduce, all-gather, reduce-scatter, all-to-all
+    pass = "fwd"               # fwd or bwd
+    bytes = 2048
+    # explicit form only: bytes of one input sample loaded from off-wafer memory
+    input_bytes = 4096
+
+    [published]                # optional: the published parameter count (tests compare)
+    params = 17.2e9
+    source = "..."
+
+    [training]                 # execution defaults (fredfab.model.training.config)
+    ...
+    [sweep]                    # strategy-sweep settings
+    ...
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCHEMA = "fred-workload/1"
+DATA_DIR = Path(__file__).with_name("data")
+#: Bytes per activation, weight and gradient element: FP16 (fred-reference.md section 4).
+FP16 = 2
+MP_OPS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
+PASSES = ("fwd", "bwd")
+MP_MODES = ("split", "replicate")
+
+
+class WorkloadError(ValueError):
+    """A workload description that is malformed or inconsistent."""
+
+
+@dataclass(frozen=True)
+class MPComm:
+    """One collective a layer needs under model parallelism, per sample (scaled by the
+    microbatch size); ``bytes`` is the collective's size in CollectiveRequest terms."""
+
+    op: str
+    pass_: str
+    bytes: float
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    kind: str
+    params: int
+    fwd_flops: float
+    bwd_flops: float
+    in_bytes: float
+    out_bytes: float
+    stash_bytes: float = 0.0
+    stash_replicated_bytes: float = 0.0
+    hbm_bytes: float = 0.0
+    mp: str = "split"
+    mp_comm: tuple[MPComm, ...] = ()
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    description: str
+    layers: tuple[Layer, ...]
+    input_bytes: float  # per sample, loaded from off-wafer memory each iteration
+    #: Largest MP degree that divides the model cleanly (attention heads); None = any.
+    mp_divides: int | None = None
+    shape: Mapping[str, Any] = field(default_factory=dict)  # the generator's parameters
+    published_params: float | None = None
+    published_source: str = ""
+    training: Mapping[str, Any] = field(default_factory=dict)  # [training] table, raw
+    sweep: Mapping[str, Any] = field(default_factory=dict)  # [sweep] table, raw
+    source: str = ""
+
+    @property
+    def params(self) -> int:
+        return sum(lyr.params for lyr in self.layers)
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Per-layer numeric columns as numpy arrays (for vectorised costs)."""
+        cols = (
+            "params",
+            "fwd_flops",
+            "bwd_flops",
+            "in_bytes",
+            "out_bytes",
+            "stash_bytes",
+            "stash_replicated_bytes",
+            "hbm_bytes",
+        )
+        out = {c: np.array([float(getattr(x, c)) for x in self.layers]) for c in cols}
+        out["split"] = np.array([x.mp == "split" for x in self.layers])
+        return out
+
+    def summary(self) -> dict:
+        a = self.arrays()
+        return {
+            "name": self.name,
+            "layers": self.num_layers,
+            "params": self.params,
+            "published_params": self.published_params,
+            "fwd_GFLOP_per_sample": float(a["fwd_flops"].sum() / 1e9),
+            "input_bytes_per_sample": self.input_bytes,
+            "shape": dict(self.shape),
+        }
+
+
+# ---------------------------------------------------------------------- generators
+def transformer_layers(
+    layers: int, hidden: int, heads: int, seq: int, vocab: int, flash_attention: bool = True
+) -> list[Layer]:
+    """A GPT-style decoder split Megatron-style (fred-reference.md section 4).
+
+    Per block (h hidden, s sequence, a heads, MLP 4h; Narayanan et al., SC'21, eq. 2):
+    params 12h^2 + 13h (QKV 3h^2+3h, projection h^2+h, MLP 8h^2+5h, two LayerNorms 4h);
+    forward FLOPs 24 s h^2 + 4 s^2 h per sample; backward 2x forward. Under MP the QKV/MLP-in
+    weights are column-split and projection/MLP-out row-split: two All-Reduces of the block
+    output (s h FP16) in forward and two in backward.
+
+    Activations kept for backward per sample (Korthikanti et al., "Reducing Activation
+    Recomputation in Large Transformer Models", 2022, sec. 4.1, tensor parallel t without
+    sequence parallelism): s h (10 + 24/t + 5 a s/(h t)) bytes; 10 s h replicated on MP ranks,
+    the rest split. FlashAttention (Dao et al., 2022) keeps no s x s attention scores, which
+    removes the 5 a s / h term.
+
+    The embedding (vocabulary V and learned positions: (V + s) h params) is vocabulary-split
+    with one forward All-Reduce; the LM head reuses the embedding weights (tied, as in GPT-2/3
+    and Megatron) plus the final LayerNorm (2h), costs 2 s h V FLOPs forward, keeps the FP32
+    logits (4 s V bytes, split) for the loss, and All-Reduces its input gradient in backward.
+    """
+    for k, v in (("layers", layers), ("hidden", hidden), ("heads", heads), ("seq", seq)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise WorkloadError(f"[transformer] {k} must be an integer >= 1, got {v!r}")
+    if isinstance(vocab, bool) or not isinstance(vocab, int) or vocab < 1:
+        raise WorkloadError(f"[transformer] vocab must be an integer >= 1, got {vocab!r}")
+    if hidden % heads:
+        raise WorkloadError(f"[transformer] hidden {hidden} is not a multiple of heads {heads}")
+    h, s, a, V = hidden, seq, heads, vocab
+    act = FP16 * s * h  # one s x h FP16 tensor
+    block_fwd = 24 * s * h * h + 4 * s * s * h
+    split = s * h * (24 + (0 if flash_attention else 5 * a * s / h))
+    repl = 10 * s * h
+    ar = (MPComm("all-reduce", "fwd", act),) * 2 + (MPComm("all-reduce", "bwd", act),) * 2
+    out = [
+        Layer(
+            "embedding",
+            "embedding",
+            (V + s) * h,
+            0.0,
+            0.0,
+            in_bytes=4 * s,  # int32 token ids
+            out_bytes=act,
+            hbm_bytes=2 * act,
+            mp="split",
+            mp_comm=(MPComm("all-reduce", "fwd", act),),
+        )
+    ]
+    for i in range(layers):
+        out.append(
+            Layer(
+                f"block{i}",
+                "transformer",
+                12 * h * h + 13 * h,
+                float(block_fwd),
+                float(2 * block_fwd),
+                in_bytes=act,
+                out_bytes=act,
+                stash_bytes=split,
+                stash_replicated_bytes=repl,
+                hbm_bytes=act + split + repl,
+                mp="split",
+                mp_comm=ar,
+            )
+        )
+    logits = 4 * s * V  # FP32 logits for the softmax cross-entropy
+    out.append(
+        Layer(
+            "lm-head",
+            "head",
+            2 * h,
+            float(2 * s * h * V),
+            float(4 * s * h * V),
+            in_bytes=act,
+            out_bytes=4 * s,  # per-token loss
+            stash_bytes=logits,
+            stash_replicated_bytes=act,
+            hbm_bytes=act + logits,
+            mp="split",
+            mp_comm=(MPComm("all-reduce", "bwd", act),),
+        )
+    )
+    return out
+
+
+def resnet_layers(blocks: list[int], image: int = 224, classes: int = 1000) -> list[Layer]:
+    """A bottleneck ResNet (v1.5: stride in the 3x3 conv, torchvision's layout).
+
+    One layer per convolution with its BatchNorm (and ReLU), the projection shortcuts as their
+    own layers, and the final fully connected layer. Params count conv weights, BN scale and
+    shift, and the FC weights and bias (torchvision's resnet152 has 60,192,808). Forward
+    FLOPs 2 Cin Cout k^2 Hout Wout (+ 2 in*out for FC); BN, ReLU, pooling and residual adds are
+    left out (under 1% of FLOPs); backward 2x forward.
+
+    Under MP a layer is split by output channels: forward All-Gather of the output, backward
+    All-Reduce of the input gradient (partial sums over the channel shards) (paper, Table 1).
+    Kept for backward per sample: the conv input and the BN input (FP16).
+    """
+    if not blocks or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in blocks):
+        raise WorkloadError(f"[resnet] blocks must be integers >= 1, got {blocks!r}")
+    if image < 32 or classes < 1:
+        raise WorkloadError(
+            f"[resnet] image must be >= 32 and classes >= 1 (got {image}, {classes})"
+        )
+    out: list[Layer] = []
+
+    def conv(name, cin, cout, k, stride, hw_in, first=False):
+        hw = (hw_in + stride - 1) // stride
+        params = cin * cout * k * k + 2 * cout
+        fwd = 2.0 * cin * cout * k * k * hw * hw
+        inb = FP16 * cin * hw_in * hw_in
+        outb = FP16 * cout * hw * hw
+        comm = [MPComm("all-gather", "fwd", outb)]
+        if not first:
+            comm.append(MPComm("all-reduce", "bwd", inb))
+        out.append(
+            Layer(
+                name,
+                "conv",
+                params,
+                fwd,
+                2 * fwd,
+                in_bytes=inb,
+                out_bytes=outb,
+                stash_bytes=outb,
+                stash_replicated_bytes=inb,
+                hbm_bytes=inb + 2 * outb,
+                mp="split",
+                mp_comm=tuple(comm),
+            )
+        )
+        return hw
+
+    hw = conv("conv1", 3, 64, 7, 2, image, first=True)
+    hw = (hw + 1) // 2  # 3x3 max pool, stride 2
+    cin = 64
+    for stage, n in enumerate(blocks):
+        width = 64 * 2**stage
+        for b in range(n):
+            stride = 2 if (b == 0 and stage > 0) else 1
+            pre = f"layer{stage + 1}.{b}"
+            if b == 0:
+                conv(f"{pre}.downsample", cin, 4 * width, 1, stride, hw)
+            h1 = conv(f"{pre}.conv1", cin, width, 1, 1, hw)
+            h2 = conv(f"{pre}.conv2", width, width, 3, stride, h1)
+            hw = conv(f"{pre}.conv3", width, 4 * width, 1, 1, h2)
+            cin = 4 * width
+    fin = FP16 * cin
+    out.append(
+        Layer(
+            "fc",
+            "fc",
+            cin * classes + classes,
+            2.0 * cin * classes,
+            4.0 * cin * classes,
+            in_bytes=fin,
+            out_bytes=FP16 * classes,
+            stash_replicated_bytes=fin,
+            hbm_bytes=fin + FP16 * classes,
+            mp="split",
+            mp_comm=(
+                MPComm("all-gather", "fwd", FP16 * classes),
+                MPComm("all-reduce", "bwd", fin),
+            ),
+        )
+    )
+    return out
+
+
+# ---------------------------------------------------------------------- loading
+_TOP = {
+    "schema",
+    "name",
+    "description",
+    "transformer",
+    "resnet",
+    "layers",
+    "input_bytes",
+    "published",
+    "training",
+    "sweep",
+}
+_TRANSFORMER = {"layers", "hidden", "heads", "seq", "vocab", "flash_attention"}
+_RESNET = {"blocks", "image", "classes"}
+_LAYER = {
+    "name",
+    "kind",
+    "params",
+    "fwd_flops",
+    "bwd_flops",
+    "in_bytes",
+    "out_bytes",
+    "stash_bytes",
+    "stash_replicated_bytes",
+    "hbm_bytes",
+    "mp",
+    "mp_comm",
+    "repeat",
+}
+_COMM = {"op", "pass", "bytes"}
+_PUBLISHED = {"params", "source"}
+
+
+def shipped_workloads() -> list[str]:
+    return sorted(p.stem for p in DATA_DIR.glob("*.toml"))
+
+
+def load_workload(spec: str | Path) -> Workload:
+    """A shipped workload by name (resnet-152, transformer-17b, gpt3-175b, transformer-1t)
+    or a user's TOML file."""
+    shipped = DATA_DIR / f"{str(spec).lower()}.toml"
+    path = shipped if shipped.is_file() else Path(spec)
+    if not path.is_file():
+        raise WorkloadError(
+            f"workload {str(spec)!r} is neither a shipped workload "
+            f"({', '.join(shipped_workloads())}) nor a TOML file"
+        )
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkloadError(f"{path}: not valid TOML: {exc}") from None
+    return workload_from_dict(data, source=str(path))
+
+
+def workload_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> Workload:
+    where = source
+    _keys(data, _TOP, where)
+    if data.get("schema") != SCHEMA:
+        raise WorkloadError(f"{where}: 'schema' must be {SCHEMA!r}, got {data.get('schema')!r}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise WorkloadError(f"{where}: 'name' must be a non-empty string")
+    forms = [k for k in ("transformer", "resnet", "layers") if k in data]
+    if len(forms) != 1:
+        raise WorkloadError(
+            f"{where}: describe the model with exactly one of [transformer], [resnet] or "
+            f"[[layers]] (found {forms or 'none'})"
+        )
+    form = forms[0]
+    mp_divides = None
+    shape: dict[str, Any] = {}
+    try:
+        if form == "transformer":
+            t = data["transformer"]
+            _keys(t, _TRANSFORMER, f"{where} [transformer]")
+            missing = sorted(_TRANSFORMER - {"flash_attention"} - set(t))
+            if missing:
+                raise WorkloadError(f"{where} [transformer]: missing {missing}")
+            shape = dict(t)
+            fa = t.get("flash_attention", True)
+            if not isinstance(fa, bool):
+                raise WorkloadError(f"{where} [transformer]: flash_attention must be true/false")
+            layers = transformer_layers(
+                t["layers"], t["hidden"], t["heads"], t["seq"], t["vocab"], fa
+            )
+            input_bytes = 4.0 * t["seq"]  # int32 token ids per sample
+            mp_divides = t["heads"]
+        elif form == "resnet":
+            r = data["resnet"]
+            _keys(r, _RESNET, f"{where} [resnet]")
+            if "blocks" not in r:
+                raise WorkloadError(f"{where} [resnet]: missing 'blocks'")
+            shape = dict(r)
+            image = r.get("image", 224)
+            layers = resnet_layers(list(r["blocks"]), image, r.get("classes", 1000))
+            # Assumption: images arrive decoded and normalised, 3 x H x W FP16.
+            input_bytes = float(FP16 * 3 * image * image)
+        else:
+            layers = _explicit_layers(data["layers"], where)
+            if "input_bytes" not in data:
+                raise WorkloadError(f"{where}: explicit [[layers]] need top-level input_bytes")
+            input_bytes = _nonneg(data["input_bytes"], "input_bytes", where)
+        if form != "layers" and "input_bytes" in data:
+            raise WorkloadError(f"{where}: input_bytes is derived from [{form}]; drop it")
+    except WorkloadError as exc:
+        msg = str(exc)
+        raise WorkloadError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+    pub = data.get("published", {})
+    _keys(pub, _PUBLISHED, f"{where} [published]")
+    training = data.get("training", {})
+    sweep = data.get("sweep", {})
+    for nm, tbl in (("training", training), ("sweep", sweep)):
+        if not isinstance(tbl, Mapping):
+            raise WorkloadError(f"{where}: [{nm}] must be a table")
+    return Workload(
+        name=name,
+        description=str(data.get("description", "")),
+        layers=tuple(layers),
+        input_bytes=float(input_bytes),
+        mp_divides=mp_divides,
+        shape=shape,
+        published_params=float(pub["params"]) if "params" in pub else None,
+        published_source=str(pub.get("source", "")),
+        training=dict(training),
+        sweep=dict(sweep),
+        source=source,
+    )
+
+
+def _explicit_layers(raw: Any, where: str) -> list[Layer]:
+    if not isinstance(raw, list) or not raw:
+        raise WorkloadError(f"{where}: [[layers]] must be a non-empty array of tables")
+    out: list[Layer] = []
+    names: set[str] = set()
+    for i, ly in enumerate(raw):
+        w = f"{where} layers[{i}]"
+        _keys(ly, _LAYER, w)
+        for req in ("name", "params", "fwd_flops", "in_bytes", "out_bytes"):
+            if req not in ly:
+                raise WorkloadError(f"{w}: missing '{req}'")
+        name = ly["name"]
+        if not isinstance(name, str) or not name:
+            raise WorkloadError(f"{w}: 'name' must be a non-empty string")
+        params = ly["params"]
+        if isinstance(params, float) and params.is_integer():
+            params = int(params)
+        if isinstance(params, bool) or not isinstance(params, int) or params < 0:
+            raise WorkloadError(f"{w}: 'params' must be an integer >= 0, got {params!r}")
+        fwd = _nonneg(ly["fwd_flops"], "fwd_flops", w)
+        bwd = _nonneg(ly.get("bwd_flops", 2 * fwd), "bwd_flops", w)
+        inb = _nonneg(ly["in_bytes"], "in_bytes", w)
+        outb = _nonneg(ly["out_bytes"], "out_bytes", w)
+        st = _nonneg(ly.get("stash_bytes", 0.0), "stash_bytes", w)
+        sr = _nonneg(ly.get("stash_replicated_bytes", 0.0), "stash_replicated_bytes", w)
+        hbm = _nonneg(ly.get("hbm_bytes", inb + outb + st + sr), "hbm_bytes", w)
+        mp = ly.get("mp", "split")
+        if mp not in MP_MODES:
+            raise WorkloadError(f"{w}: 'mp' must be one of {MP_MODES}, got {mp!r}")
+        comms = []
+        raw_c = ly.get("mp_comm", [])
+        if not isinstance(raw_c, list):
+            raise WorkloadError(f"{w}: mp_comm must be an array of tables")
+        for j, c in enumerate(raw_c):
+            wc = f"{w} mp_comm[{j}]"
+            _keys(c, _COMM, wc)
+            for req in _COMM:
+                if req not in c:
+                    raise WorkloadError(f"{wc}: missing '{req}'")
+            if c["op"] not in MP_OPS:
+                raise WorkloadError(f"{wc}: op {c['op']!r} not in {MP_OPS}")
+            if c["pass"] not in PASSES:
+                raise WorkloadError(f"{wc}: pass {c['pass']!r} not in {PASSES}")
+            comms.append(MPComm(c["op"], c["pass"], _nonneg(c["bytes"], "bytes", wc)))
+        rep = ly.get("repeat", 1)
+        if isinstance(rep, bool) or not isinstance(rep, int) or rep < 1:
+            raise WorkloadError(f"{w}: 'repeat' must be an integer >= 1, got {rep!r}")
+        for k in range(rep):
+            nm = name if rep == 1 else f"{name}.{k}"
+            if nm in names:
+                raise WorkloadError(f"{w}: layer name {nm!r} used twice")
+            names.add(nm)
+            out.append(
+                Layer(
+                    nm,
+                    str(ly.get("kind", "layer")),
+                    params,
+                    fwd,
+                    bwd,
+                    inb,
+                    outb,
+                    st,
+                    sr,
+                    hbm,
+                    mp,
+                    tuple(comms),
+                )
+            )
+    return out
+
+
+def _keys(d: Any, allowed: set[str], where: str) -> None:
+    if not isinstance(d, Mapping):
+        raise WorkloadError(f"{where}: must be a table")
+    unknown = sorted(set(d) - allowed)
+    if unknown:
+        raise WorkloadError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+
+
+def _nonneg(v: Any, key: str, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        raise WorkloadError(f"{where}: '{key}' must be a finite number >= 0, got {v!r}")
+    return float(v)
