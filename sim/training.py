@@ -42,6 +42,7 @@ DEFAULT_FABRICS = ("mesh-5x4", "fred-a", "fred-b", "fred-c", "fred-d")
 #: Breakdown labels, in table order.
 LABELS = {
     "compute": "compute",
+    "bubble": "bubble",
     "input": "input",
     "dp": "DP",
     "mp": "MP",
@@ -353,7 +354,8 @@ def format_compare_table(result: CompareResult) -> str:
     speedup over the baseline, one row per fabric."""
     cats = list(LABELS)
     lines = [
-        f"{result.workload}, {result.strategy}: time per iteration (critical-path breakdown, ms)"
+        f"{result.workload}, {result.strategy}: time per iteration and its breakdown (ms), "
+        "seen from the busiest NPU"
     ]
     head = f"{'fabric':<10}{'time ms':>11}" + "".join(f"{LABELS[c]:>10}" for c in cats)
     head += f"{'speedup':>9}"
@@ -427,17 +429,19 @@ class SweepResult:
     invalid: tuple[tuple[str, str], ...]  # (strategy, reason) that apply nowhere
 
     def best(self) -> dict[str, Estimate]:
+        """Per fabric, the strategy with the highest throughput (samples/s): strategies differ
+        in minibatch (DP x samples per replica), so time per iteration is not comparable."""
         out: dict[str, Estimate] = {}
         for e in self.estimates:
-            if e.ok and (e.fabric not in out or e.time < out[e.fabric].time):
+            if e.ok and (e.fabric not in out or e.throughput > out[e.fabric].throughput):
                 out[e.fabric] = e
         return out
 
     def spread(self) -> dict[str, float]:
-        """Per fabric: slowest / fastest iteration among strategies that fit."""
+        """Per fabric: best / worst throughput among strategies that fit."""
         out: dict[str, float] = {}
         for f in dict.fromkeys(e.fabric for e in self.estimates):
-            ts = [e.time for e in self.estimates if e.fabric == f and e.ok]
+            ts = [e.throughput for e in self.estimates if e.fabric == f and e.ok]
             if ts:
                 out[f] = max(ts) / min(ts)
         return out
@@ -533,15 +537,19 @@ def sweep(
 
 
 def format_sweep_table(result: SweepResult) -> str:
-    lines = [f"{result.workload}: every MP x DP x PP strategy on every fabric (ms per iteration)"]
+    lines = [
+        f"{result.workload}: every MP x DP x PP strategy on every fabric "
+        "(training throughput, samples/s; minibatch = DP x samples per replica)"
+    ]
     fabs = list(dict.fromkeys(e.fabric for e in result.estimates))
     strategies = list(dict.fromkeys(e.strategy for e in result.estimates))
     cell = {(e.fabric, e.strategy): e for e in result.estimates}
-    head = f"{'strategy':<16}" + "".join(f"{f:>12}" for f in fabs)
+    head = f"{'strategy':<16}{'batch':>6}{'ubatch':>7}" + "".join(f"{f:>11}" for f in fabs)
     lines += [head, "-" * len(head)]
     best = result.best()
     for s in strategies:
-        row = f"{s:<16}"
+        any_e = next(e for e in result.estimates if e.strategy == s)
+        row = f"{s:<16}{any_e.minibatch:>6}{any_e.settings['microbatches']:>7}"
         for f in fabs:
             e = cell.get((f, s))
             if e is None:
@@ -549,15 +557,16 @@ def format_sweep_table(result: SweepResult) -> str:
             elif not e.ok:
                 txt = "no fit"
             else:
-                txt = f"{e.time * 1e3:.1f}" + ("*" if best.get(f) is e else "")
-            row += f"{txt:>12}"
+                txt = f"{e.throughput:.2f}" + ("*" if best.get(f) is e else "")
+            row += f"{txt:>11}"
         lines.append(row)
     lines.append("* best strategy per fabric; 'no fit': exceeds HBM capacity")
     spread = result.spread()
     for f, e in best.items():
         lines.append(
-            f"best on {f}: {e.strategy} {e.time * 1e3:.2f} ms "
-            f"(slowest fitting strategy {spread[f]:.2f}x slower)"
+            f"best on {f}: {e.strategy}, {e.throughput:.2f} samples/s, "
+            f"{e.time * 1e3:.1f} ms per iteration (worst fitting strategy: "
+            f"{spread[f]:.2f}x lower throughput)"
         )
     for s, r in result.invalid:
         lines.append(f"not applicable: {s}: {r}")
@@ -582,12 +591,11 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
         ys = []
         for s in strategies:
             e = next((x for x in result.estimates if x.fabric == f and x.strategy == s), None)
-            ys.append(e.time * 1e3 if e is not None and e.ok else math.nan)
+            ys.append(e.throughput if e is not None and e.ok else math.nan)
         xs = np.arange(len(strategies)) + (k - (len(fabs) - 1) / 2) * width
         ax.bar(xs, ys, width, label=f)
     ax.set_xticks(range(len(strategies)), strategies, rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("time per iteration (ms)")
-    ax.set_yscale("log")
+    ax.set_ylabel("training throughput (samples/s)")
     ax.set_title(f"{result.workload}: strategy sweep (missing bars: does not fit)")
     ax.legend(fontsize="small", ncol=min(len(fabs), 5))
     ax.grid(axis="y", alpha=0.3)

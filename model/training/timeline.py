@@ -6,12 +6,15 @@ I/O controllers) for a fixed duration made of sequential parts, each in a catego
 were added (like a CUDA stream); a task starts when its resource is free and every task it
 depends on has ended. Start times are the longest path through that graph.
 
-The iteration time is the end of the last task. The *breakdown* walks the critical path back
-from there: every task on it contributes its parts, so the categories sum exactly to the
-iteration time. Communication on the critical path is the exposed communication; a
-communication that ran while compute was the critical path is hidden (overlapped). When
-two constraints end at the same instant the resource's own predecessor is taken, so a
-transfer that ends exactly when compute does counts as hidden.
+The iteration time is the end of the last task. The *breakdown* follows one reference NPU
+(by default the compute stream with the most busy time, i.e. the busiest NPU): while it runs a
+task, the time goes to that task's parts (compute, or MP collectives that block it); while it
+is idle, the time goes to whatever the critical path is doing then: a communication category
+(exposed communication) or "bubble" (the critical path is computing on another stage: pipeline
+fill and drain, imbalance). The categories sum exactly to the iteration time, and a
+communication that overlaps the reference NPU's compute is hidden. The critical path is walked
+back from the last task; when two constraints end at the same instant the resource's own
+predecessor is taken.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-CATEGORIES = ("compute", "input", "dp", "mp", "pp", "weights")
+CATEGORIES = ("compute", "bubble", "input", "dp", "mp", "pp", "weights")
+#: Categories a task may be given ("bubble" is derived).
+TASK_CATEGORIES = ("compute", "input", "dp", "mp", "pp", "weights")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class Scheduled:
     critical: tuple[int, ...]  # task ids on the critical path, in time order
     breakdown: dict[str, float]
     busy: dict[str, float]  # per resource: seconds busy
+    reference: str  # the resource the breakdown follows
 
     @property
     def makespan(self) -> float:
@@ -67,8 +73,8 @@ class Timeline:
             parts = ((category, float(parts)),)
         parts = tuple((c, float(d)) for c, d in parts)
         for c, d in parts:
-            if c not in CATEGORIES:
-                raise ValueError(f"task {name}: category {c!r} not in {CATEGORIES}")
+            if c not in TASK_CATEGORIES:
+                raise ValueError(f"task {name}: category {c!r} not in {TASK_CATEGORIES}")
             if not d >= 0:
                 raise ValueError(f"task {name}: duration {d} must be >= 0")
         tid = len(self.tasks)
@@ -81,7 +87,9 @@ class Timeline:
         """``task`` also waits for the tasks ``on`` (which may be added later)."""
         self.deps[task].extend(int(d) for d in on if d is not None)
 
-    def schedule(self) -> Scheduled:
+    def schedule(self, reference: str | None = None) -> Scheduled:
+        """Start and end of every task, the critical path and the breakdown (seen from
+        ``reference``; default: the busiest resource running compute)."""
         n = len(self.tasks)
         prev = [-1] * n
         for q in self.queue.values():
@@ -116,14 +124,54 @@ class Timeline:
             stuck = [self.tasks[t].name for t in range(n) if indeg[t] > 0][:5]
             raise RuntimeError(f"task graph has a cycle (e.g. {stuck})")
         crit = self._critical(start, end, prev)
-        br = dict.fromkeys(CATEGORIES, 0.0)
-        for t in crit:
-            for c, d in self.tasks[t].parts:
-                br[c] += d
         busy: dict[str, float] = defaultdict(float)
         for t, task in enumerate(self.tasks):
             busy[task.resource] += end[t] - start[t]
-        return Scheduled(tuple(start), tuple(end), tuple(crit), br, dict(busy))
+        if reference is None:
+            computing = {
+                self.tasks[t].resource
+                for t in range(n)
+                if any(c == "compute" for c, _ in self.tasks[t].parts)
+            }
+            reference = max(sorted(computing), key=lambda r: busy[r], default="")
+        br = self._breakdown(start, end, crit, reference)
+        return Scheduled(tuple(start), tuple(end), tuple(crit), br, dict(busy), reference)
+
+    def _segments(self, t: int, start: list[float]):
+        """(category, from, to) of task ``t``'s parts, in order."""
+        a = start[t]
+        for c, d in self.tasks[t].parts:
+            yield c, a, a + d
+            a += d
+
+    def _breakdown(self, start, end, crit, reference) -> dict[str, float]:
+        br = dict.fromkeys(CATEGORIES, 0.0)
+        mine = self.queue.get(reference, [])
+        idle: list[tuple[float, float]] = []
+        t_prev = 0.0
+        for t in mine:
+            for c, a, b in self._segments(t, start):
+                br[c] += b - a
+            if start[t] > t_prev:
+                idle.append((t_prev, start[t]))
+            t_prev = max(t_prev, end[t])
+        makespan = max(end, default=0.0)
+        if makespan > t_prev:
+            idle.append((t_prev, makespan))
+        # Idle time of the reference goes to what the critical path does meanwhile.
+        segs = [s for t in crit for s in self._segments(t, start)]
+        k = 0
+        for a, b in idle:
+            while k < len(segs) and segs[k][2] <= a:
+                k += 1
+            j = k
+            while j < len(segs) and segs[j][1] < b:
+                c, sa, sb = segs[j]
+                ov = min(b, sb) - max(a, sa)
+                if ov > 0:
+                    br["bubble" if c == "compute" else c] += ov
+                j += 1
+        return br
 
     def _critical(self, start, end, prev) -> list[int]:
         if not self.tasks:

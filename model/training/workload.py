@@ -419,6 +419,8 @@ def workload_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> Workl
             layers = resnet_layers(list(r["blocks"]), image, r.get("classes", 1000))
             # Assumption: images arrive decoded and normalised, 3 x H x W FP16.
             input_bytes = float(FP16 * 3 * image * image)
+            # MP splits output channels: every width is a multiple of 64, plus the classes.
+            mp_divides = math.gcd(64, int(r.get("classes", 1000)))
         else:
             layers = _explicit_layers(data["layers"], where)
             if "input_bytes" not in data:
