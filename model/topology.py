@@ -33,69 +33,17 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from enum import StrEnum
 
-
-class Kind(StrEnum):
-    """uSwitch kinds. R reduces, D multicasts, RD does both (2x2 base case)."""
-
-    R = "R"  # input stage: 2 in, m out; pass each input, or add both into one output
-    D = "D"  # output stage: m in, 2 out; route, or copy one input to both outputs
-    RD = "RD"  # Fred_m(2): 2 in, 2 out; reduce and/or multicast
-    DEMUX = "DEMUX"  # odd P, last input port: 1 in, m out
-    MUX = "MUX"  # odd P, last output port: m in, 1 out
-
-
-#: Kinds that contain an adder (their SUM source code exists).
-REDUCING = frozenset({Kind.R, Kind.RD})
-
-#: Source code meaning "this output carries nothing".
-NONE = 0
-
-
-@dataclass(frozen=True)
-class Node:
-    """One uSwitch (or mux/demux) of the flattened network."""
-
-    index: int  # position in Topology.nodes (topological order)
-    name: str  # hierarchical: "m1.m0.in2" = input uSwitch 2 of middle 0 of middle 1
-    kind: Kind
-    n_in: int
-    n_out: int
-    stage: int  # column of the network, 0 = the inputs' side
-
-    @property
-    def n_sources(self) -> int:
-        """Number of source codes an output can take (NONE, each input, SUM if reducing)."""
-        return 1 + self.n_in + (1 if self.kind in REDUCING else 0)
-
-    @property
-    def sum_code(self) -> int | None:
-        return 1 + self.n_in if self.kind in REDUCING else None
-
-    @property
-    def code_bits(self) -> int:
-        """Bits of one output's source code in the configuration encoding."""
-        return max(1, (self.n_sources - 1).bit_length())
-
-
-@dataclass(frozen=True, order=True)
-class Endpoint:
-    """Port ``port`` of node ``node``; node -1 is the switch boundary (its external ports)."""
-
-    node: int
-    port: int
-
-
-BOUNDARY = -1
-
-
-@dataclass(frozen=True)
-class Link:
-    """A point-to-point connection from an output of one node to an input of another."""
-
-    src: Endpoint  # (node, output index) or (BOUNDARY, switch input port)
-    dst: Endpoint  # (node, input index) or (BOUNDARY, switch output port)
+from fredfab.model.graph import (  # noqa: F401  (re-exported: the Clos vocabulary)
+    BOUNDARY,
+    NONE,
+    REDUCING,
+    Endpoint,
+    Kind,
+    Link,
+    Node,
+    SwitchGraph,
+)
 
 
 @dataclass
@@ -121,24 +69,23 @@ class Subnet:
         return self.ports % 2 == 1
 
 
-class Topology:
+class Topology(SwitchGraph):
     """Fred_m(ports), flattened. Build with ``Topology.build(ports, m)`` (cached)."""
+
+    arch = "clos"
 
     def __init__(self, ports: int, m: int) -> None:
         if not isinstance(ports, int) or ports < 2:
             raise ValueError(f"Fred_m(P) needs P >= 2 ports, got {ports!r}")
         if not isinstance(m, int) or m < 2:
             raise ValueError(f"Fred_m(P) needs m >= 2 middle subnetworks, got {m!r}")
-        self.ports = ports
+        super().__init__(ports)
         self.m = m
-        self.nodes: list[Node] = []
-        self.links: list[Link] = []
-        # Where each external port enters / leaves, as node endpoints.
-        self.inputs: list[Endpoint] = []
-        self.outputs: list[Endpoint] = []
         # The recursion; its wiring is turned into links below.
         self.root = self._build(ports, "", 0)
-        self._wire_boundary()
+        self.inputs = [self._sub_input(self.root, p) for p in range(ports)]
+        self.outputs = [self._sub_output(self.root, p) for p in range(ports)]
+        _renumber_subnet(self.root, self._finalize())
 
     @staticmethod
     @functools.cache
@@ -147,11 +94,6 @@ class Topology:
         return Topology(ports, m)
 
     # -- construction -------------------------------------------------------------------
-
-    def _add(self, name: str, kind: Kind, n_in: int, n_out: int, stage: int) -> int:
-        index = len(self.nodes)
-        self.nodes.append(Node(index, name, kind, n_in, n_out, stage))
-        return index
 
     def _build(self, ports: int, prefix: str, stage: int) -> Subnet:
         sub = Subnet(ports=ports, name=prefix.rstrip(".") or "top")
@@ -179,9 +121,6 @@ class Topology:
                 self._connect(self._sub_output(mid, r), Endpoint(sub.mux, j))
         return sub
 
-    def _connect(self, src: Endpoint, dst: Endpoint) -> None:
-        self.links.append(Link(src, dst))
-
     @staticmethod
     def _sub_input(sub: Subnet, port: int) -> Endpoint:
         """The node input that external input ``port`` of ``sub`` drives."""
@@ -199,90 +138,6 @@ class Topology:
         if sub.odd and port == sub.ports - 1:
             return Endpoint(sub.mux, 0)
         return Endpoint(sub.outs[port // 2], port % 2)
-
-    def _wire_boundary(self) -> None:
-        for p in range(self.ports):
-            self.inputs.append(self._sub_input(self.root, p))
-            self.outputs.append(self._sub_output(self.root, p))
-            self._connect(Endpoint(BOUNDARY, p), self.inputs[p])
-            self._connect(self.outputs[p], Endpoint(BOUNDARY, p))
-        # Nodes were appended depth-first; order them by stage so that every link goes
-        # from a lower to a higher index (a topological order), renumbering links.
-        order = sorted(range(len(self.nodes)), key=lambda i: (self.nodes[i].stage, i))
-        renum = {old: new for new, old in enumerate(order)}
-        renum[BOUNDARY] = BOUNDARY
-        self.nodes = [
-            Node(renum[n.index], n.name, n.kind, n.n_in, n.n_out, n.stage)
-            for n in (self.nodes[i] for i in order)
-        ]
-
-        def re(e: Endpoint) -> Endpoint:
-            return Endpoint(renum[e.node], e.port)
-
-        self.links = [Link(re(lk.src), re(lk.dst)) for lk in self.links]
-        self.inputs = [re(e) for e in self.inputs]
-        self.outputs = [re(e) for e in self.outputs]
-        _renumber_subnet(self.root, renum)
-        # Index the links both ways for the functional model.
-        self.driver: dict[Endpoint, Endpoint] = {lk.dst: lk.src for lk in self.links}
-        self.sink: dict[Endpoint, Endpoint] = {lk.src: lk.dst for lk in self.links}
-        #: node_inputs[i][k]: the endpoint driving input k of node i.
-        self.node_inputs: list[list[Endpoint]] = [
-            [self.driver[Endpoint(n.index, k)] for k in range(n.n_in)] for n in self.nodes
-        ]
-
-    # -- queries ------------------------------------------------------------------------
-
-    @property
-    def stages(self) -> int:
-        return stages_of(self.ports)
-
-    def node(self, name: str) -> Node:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(f"no uSwitch named {name!r} in Fred_{self.m}({self.ports})")
-
-    def counts(self) -> dict[str, int]:
-        """uSwitches by kind, adders (one per reducing uSwitch and lane), stages, links, bits."""
-        out = {k.value: 0 for k in Kind}
-        for n in self.nodes:
-            out[n.kind.value] += 1
-        out["uswitches"] = len(self.nodes)
-        out["adders"] = sum(1 for n in self.nodes if n.kind in REDUCING)
-        out["stages"] = self.stages
-        out["internal_links"] = sum(
-            1 for lk in self.links if lk.src.node != BOUNDARY and lk.dst.node != BOUNDARY
-        )
-        out["config_bits"] = self.config_bits
-        return out
-
-    @property
-    def config_bits(self) -> int:
-        """Bits of one full configuration (every output's source code)."""
-        return sum(n.n_out * n.code_bits for n in self.nodes)
-
-    def to_dict(self) -> dict:
-        """The structure as plain data (for manifests and other tools)."""
-        return {
-            "ports": self.ports,
-            "m": self.m,
-            "stages": self.stages,
-            "nodes": [
-                {
-                    "index": n.index,
-                    "name": n.name,
-                    "kind": n.kind.value,
-                    "n_in": n.n_in,
-                    "n_out": n.n_out,
-                    "stage": n.stage,
-                    "code_bits": n.code_bits,
-                }
-                for n in self.nodes
-            ],
-            "links": [[lk.src.node, lk.src.port, lk.dst.node, lk.dst.port] for lk in self.links],
-            "counts": self.counts(),
-        }
 
 
 def _renumber_subnet(sub: Subnet, renum: dict[int, int]) -> None:
