@@ -153,6 +153,11 @@ class Estimate:
 _FABRICS: dict[tuple, tuple[Fabric, SimComm]] = {}
 
 
+def clear_cache() -> None:
+    """Forget loaded fabrics and memoised collective times (benchmarks measure cold runs)."""
+    _FABRICS.clear()
+
+
 def _fabric(spec: str | Path | Fabric, timing_card: str | Path | None, chunks: int):
     if isinstance(spec, Fabric):
         key = (id(spec), chunks)
