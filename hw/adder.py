@@ -19,7 +19,10 @@ Public API:
 
 - ``element_width(name)``: bits per element; the types themselves are
   ``fredfab.model.dtypes.ELEMENT_TYPES``, shared with the golden model.
-- ``IntAdder(width)`` and ``FloatAdder(exp_bits, man_bits)``: the two generic cores.
+- ``IntAdder(width)`` and ``FloatAdder(exp_bits, man_bits)``: the two generic cores (the
+  float one works for any IEEE-style binary format; the tests also check it exhaustively
+  against ml_dtypes' float8 e5m2, e4m3 and e3m4).
+- ``canonical_nan(exp_bits, man_bits)``: the NaN bit pattern described above.
 - ``ElementAdder(element_type)``: ports ``a``, ``b`` (``In(width)``) and ``s`` (``Out(width)``).
 - ``LaneAdder(element_type, lanes)``: the same ports, ``lanes * width`` bits wide, lane 0 in
   the least significant bits; adds lane by lane.
@@ -98,10 +101,12 @@ def _leading_zeros(v: Value) -> Value:
     return count
 
 
-# Extra bits kept below the significand while aligning: guard, round and sticky. They are enough
-# for a correctly rounded sum: a subtraction needs more than one bit of renormalisation only when
-# the exponents differ by at most 1, and then nothing was shifted out beyond the guard bit, so
-# the difference is exact.
+# Extra bits kept below the significand while aligning: guard, round and sticky (the OR of
+# everything shifted out further down). They are enough for a correctly rounded sum. When the
+# exponents differ by 2 or more, a difference needs at most one left shift to renormalise,
+# which moves R into the guard position while S still says whether anything below is set.
+# When they differ by at most 1, nothing falls below the guard bit, so the difference is exact
+# however far it has to be renormalised.
 _GRS = 3
 
 

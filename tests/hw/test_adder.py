@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (tests build adders only to inspect ports or constructor errors; see amaranth's own tests)
 """Element adders (fredfab.hw.adder): bit-exact against numpy, the NaN rule and the golden model.
 
 Fast checks run the Amaranth simulator on a LaneAdder (many lanes per step, so one simulator
@@ -10,16 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from adder_harness import (
-    BUILD_ROOT,
-    FORMATS,
-    VerilatorMissing,
-    exhaustive_check,
-    lint_verilog,
-    operand_pairs,
-    reference_add,
-    sample_check,
-)
 from amaranth.back import verilog
 from amaranth.hdl import Module, unsigned
 from amaranth.lib.wiring import Flow
@@ -35,6 +27,16 @@ from fredfab.hw.adder import (
 )
 from fredfab.model import golden
 from fredfab.model.dtypes import ELEMENT_TYPES, from_bits, to_bits
+from tests.hw.adder_harness import (
+    BUILD_ROOT,
+    FORMATS,
+    VerilatorMissing,
+    exhaustive_check,
+    lint_verilog,
+    operand_pairs,
+    reference_add,
+    sample_check,
+)
 
 FLOATS = ["fp16", "bf16", "fp32"]
 INTS = ["int8", "int16", "int32"]
