@@ -39,17 +39,17 @@ from fredfab.hw.params import SwitchParams
 from fredfab.model.config import Configuration
 from fredfab.model.flow import Flow
 from fredfab.model.router import route
-from fredfab.model.topology import Topology
 
 
 def default_config(params: SwitchParams) -> Configuration:
     """The all-unicast default: every port p sends to output port p (a permutation, which
-    Fred_m(P) always routes; the identity keeps every port usable after reset)."""
-    return route([Flow([p], [p]) for p in range(params.ports)], params.ports, params.m).config
+    both architectures always route; the identity keeps every port usable after reset)."""
+    identity = [Flow([p], [p]) for p in range(params.ports)]
+    return route(identity, params.ports, params.m, arch=params.arch).config
 
 
 def n_words(params: SwitchParams) -> int:
-    return -(-Topology.build(params.ports, params.m).config_bits // params.word_width)
+    return -(-params.topology.config_bits // params.word_width)
 
 
 def cfg_layout(params: SwitchParams) -> data.StructLayout:
@@ -65,7 +65,7 @@ def cfg_layout(params: SwitchParams) -> data.StructLayout:
 class ControlUnit(wiring.Component):
     def __init__(self, params: SwitchParams) -> None:
         self.params = params
-        self.topology = Topology.build(params.ports, params.m)
+        self.topology = params.topology
         self.default = default_config(params)
         slot_bits = max(1, (params.slots - 1).bit_length())
         super().__init__(

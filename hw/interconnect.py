@@ -1,7 +1,8 @@
-"""Fred_m(P) in hardware, built node for node and link for link from model/topology.py.
+"""The switch interconnect in hardware, built node for node and link for link from its
+graph (model/topology.py for the Clos, model/xbar_topology.py for the crossbar).
 
 The wiring is not described here: every ``Node`` becomes a ``USwitch`` and every ``Link``
-a stream connection, with ``regs_per_stage`` skid buffers on each node output. The
+a stream connection, with ``regs_per_stage`` skid buffers on each registered node output. The
 configuration input is the bit vector of model/config.py (node order, LSB first), so a
 configuration the router produced drives this network unchanged.
 """
@@ -16,7 +17,7 @@ from fredfab.hw.flit import flit_stream
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.skid import SkidBuffer
 from fredfab.hw.uswitch import USwitch
-from fredfab.model.topology import BOUNDARY, Endpoint, Topology
+from fredfab.model.graph import BOUNDARY, Endpoint
 
 
 class Interconnect(wiring.Component):
@@ -25,7 +26,7 @@ class Interconnect(wiring.Component):
 
     def __init__(self, params: SwitchParams) -> None:
         self.params = params
-        self.topology = Topology.build(params.ports, params.m)
+        self.topology = params.topology
         flit = flit_stream(params.data_width)
         super().__init__(
             {
@@ -56,7 +57,8 @@ class Interconnect(wiring.Component):
         for node, usw in zip(topo.nodes, nodes, strict=True):
             for q in range(node.n_out):
                 stream_out = usw.o[q]
-                for k in range(p.regs_per_stage):
+                # Pure fan-out nodes (crossbar distribution) are wiring, not a stage.
+                for k in range(p.regs_per_stage if node.registered else 0):
                     skid = SkidBuffer(flit)
                     m.submodules[f"{_ident(node.name)}_o{q}_r{k}"] = skid
                     wiring.connect(m, stream_out, skid.i)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from fredfab.model.dtypes import ELEMENT_TYPES, ElementType, element_type
-from fredfab.model.topology import Topology
-
-ARCHES = ("clos",)
+from fredfab.model.graph import ARCHES, SwitchGraph, build_topology
 
 
 @dataclass(frozen=True)
 class SwitchParams:
     """Everything that shapes the generated RTL.
 
-    ports, m      -- Fred_m(ports) (model/topology.py).
+    arch          -- "clos": the paper's Fred_m(ports) (model/topology.py); "xbar": crossbar
+                     plus segmented reduction tree (model/xbar_topology.py), m unused.
+    ports, m      -- switch ports, and middle subnetworks of the Clos.
     lanes, dtype  -- a flit carries ``lanes`` elements of ``dtype`` plus a ``last`` bit.
     regs_per_stage -- skid-buffer register slices after every uSwitch output. 1 (default)
                      registers every stage, so no combinational ready path spans more than one
@@ -57,17 +57,22 @@ class SwitchParams:
         return self.lanes * self.element.bits
 
     @property
+    def topology(self) -> SwitchGraph:
+        return build_topology(self.ports, self.m, self.arch)
+
+    @property
     def latency_cycles(self) -> int:
-        """Input accepted to output valid: one cycle per register slice on the path, and
-        every path crosses every stage once."""
-        return Topology.build(self.ports, self.m).stages * self.regs_per_stage
+        """Input accepted to output valid: one cycle per register slice on the path. Every
+        Clos path crosses every stage; on the crossbar this is the longest path (a flow
+        whose segment completes below the root of the tree arrives earlier)."""
+        return self.topology.register_depth * self.regs_per_stage
 
     @property
     def name(self) -> str:
         """A file-system friendly name of the variant, e.g. fred_clos_p8_m3_l4_bf16_r1."""
+        m = f"_m{self.m}" if self.arch == "clos" else ""
         return (
-            f"fred_{self.arch}_p{self.ports}_m{self.m}_l{self.lanes}_{self.dtype}"
-            f"_r{self.regs_per_stage}"
+            f"fred_{self.arch}_p{self.ports}{m}_l{self.lanes}_{self.dtype}_r{self.regs_per_stage}"
         )
 
     def to_dict(self) -> dict:

@@ -7,13 +7,15 @@ A configuration assigns each output of each node of a ``Topology`` a *source cod
 ===== ========================================================================
 R     no input feeds two outputs (no multicast); SUM feeds at most one output
 D     any input to any output; the same input to both outputs is a multicast
-RD    anything: each output takes nothing, either input, or the sum
+RD    each output takes nothing, either input, or the sum (also both: multicast)
 DEMUX its one input feeds at most one output
 MUX   its one output takes nothing or one input
+ART   like R (no multicast), over four inputs; SUM adds inputs 0 and 1
+FORK  its one input feeds any outputs (multicast)
 ===== ========================================================================
 
-A SUM output also consumes both inputs, so an R-uSwitch that sends the sum somewhere may not
-pass either input elsewhere.
+For every reducing kind, a node that sends the sum somewhere may not also pass input 0 or
+input 1 on its own: the sum consumes both together (hw/uswitch.py).
 
 Bit-level encoding (what the control unit stores per configuration slot)
 ------------------------------------------------------------------------
@@ -35,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fredfab.model.flow import Flow
-from fredfab.model.topology import NONE, Kind, Node, Topology
+from fredfab.model.graph import NONE, Kind, Node, SwitchGraph, build_topology
 
 CONFIG_SCHEMA = "fred-config/1"
 
@@ -48,7 +50,7 @@ class ConfigError(ValueError):
 class Configuration:
     """Source codes for every node output of ``topology``; ``codes[i]`` belongs to node i."""
 
-    topology: Topology
+    topology: SwitchGraph
     codes: tuple[tuple[int, ...], ...]
     flows: tuple[Flow, ...] = ()
 
@@ -59,7 +61,7 @@ class Configuration:
             check_node_codes(node, codes)
 
     @classmethod
-    def idle(cls, topology: Topology) -> Configuration:
+    def idle(cls, topology: SwitchGraph) -> Configuration:
         return cls(topology, tuple((NONE,) * n.n_out for n in topology.nodes))
 
     # -- bits ---------------------------------------------------------------------------
@@ -73,7 +75,9 @@ class Configuration:
         return value
 
     @classmethod
-    def from_bits(cls, topology: Topology, value: int, flows: Sequence[Flow] = ()) -> Configuration:
+    def from_bits(
+        cls, topology: SwitchGraph, value: int, flows: Sequence[Flow] = ()
+    ) -> Configuration:
         if value < 0 or value >> topology.config_bits:
             raise ConfigError(
                 f"configuration value has bits beyond the {topology.config_bits} this switch uses"
@@ -97,7 +101,11 @@ class Configuration:
 
     @classmethod
     def from_words(
-        cls, topology: Topology, words: Sequence[int], width: int = 32, flows: Sequence[Flow] = ()
+        cls,
+        topology: SwitchGraph,
+        words: Sequence[int],
+        width: int = 32,
+        flows: Sequence[Flow] = (),
     ) -> Configuration:
         expected = -(-topology.config_bits // width)
         if len(words) != expected:
@@ -116,9 +124,9 @@ class Configuration:
         return json.dumps(
             {
                 "schema": CONFIG_SCHEMA,
-                "arch": "clos",
+                "arch": topo.arch,
                 "ports": topo.ports,
-                "m": topo.m,
+                "m": getattr(topo, "m", None),
                 "flows": [str(f) for f in self.flows],
                 "config_bits": topo.config_bits,
                 "bits_hex": f"{self.to_bits():x}",
@@ -138,9 +146,7 @@ class Configuration:
         missing = {"ports", "m", "bits_hex", "codes", "flows"} - set(data)
         if missing:
             raise ConfigError(f"configuration JSON lacks {sorted(missing)}")
-        if data.get("arch", "clos") != "clos":
-            raise ConfigError(f"configuration is for arch {data['arch']!r}, not clos")
-        topo = Topology.build(data["ports"], data["m"])
+        topo = build_topology(data["ports"], data["m"], data.get("arch", "clos"))
         flows = [Flow.parse(f) for f in data["flows"]]
         config = cls.from_bits(topo, int(data["bits_hex"], 16), flows)
         by_name = {n.name: n for n in topo.nodes}
@@ -162,12 +168,17 @@ def check_node_codes(node: Node, codes: Sequence[int]) -> None:
                 f"{node.name} ({node.kind}): output {q} code {c} not in 0..{node.n_sources - 1}"
             )
     used = [c for c in codes if c != NONE]
-    if node.kind is Kind.R:
-        inputs = [c for c in used if c != node.sum_code]
-        sums = len(used) - len(inputs)
-        if len(set(inputs)) != len(inputs) or sums > 1 or (sums and inputs):
+    if node.sum_code in used and (1 in used or 2 in used):
+        # The sum consumes inputs 0 and 1 together; passing one of them as well would tie
+        # two unrelated handshakes to one flit.
+        raise ConfigError(
+            f"{node.name} ({node.kind}): adds inputs 0 and 1 and also passes one of them, "
+            f"codes {tuple(codes)}"
+        )
+    if node.kind in (Kind.R, Kind.ART):
+        if len(set(used)) != len(used):
             raise ConfigError(
-                f"{node.name} (R): an R-uSwitch cannot multicast, codes {tuple(codes)}"
+                f"{node.name} ({node.kind}): this kind cannot multicast, codes {tuple(codes)}"
             )
     elif node.kind is Kind.DEMUX and len(used) > 1:
         raise ConfigError(f"{node.name} (DEMUX): feeds more than one output, codes {tuple(codes)}")

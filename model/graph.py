@@ -198,3 +198,19 @@ class SwitchGraph:
             "links": [[lk.src.node, lk.src.port, lk.dst.node, lk.dst.port] for lk in self.links],
             "counts": self.counts(),
         }
+
+
+ARCHES = ("clos", "xbar")
+
+
+def build_topology(ports: int, m: int | None = 3, arch: str = "clos") -> SwitchGraph:
+    """The (cached) interconnect graph of a switch: Fred_m(ports) or the crossbar."""
+    if arch == "clos":
+        from fredfab.model.topology import Topology
+
+        return Topology.build(ports, m)
+    if arch == "xbar":
+        from fredfab.model.xbar_topology import XbarTopology
+
+        return XbarTopology.build(ports)
+    raise ValueError(f"arch {arch!r} is not supported; use one of {', '.join(ARCHES)}")

@@ -30,8 +30,10 @@ from dataclasses import dataclass
 
 from fredfab.model.config import Configuration
 from fredfab.model.flow import Flow, validate_flows
+from fredfab.model.graph import build_topology
 from fredfab.model.network import Tree, reduction_trees
 from fredfab.model.topology import NONE, Subnet, Topology
+from fredfab.model.xbar_router import route_xbar
 
 
 class RouteConflict(ValueError):
@@ -63,25 +65,35 @@ class Routing:
         return self.trees[self.flows.index(flow)]
 
 
-def route(flows: Sequence[Flow], ports: int, m: int = 3, backtrack: bool = True) -> Routing:
-    """Route ``flows`` concurrently on Fred_m(ports).
+def route(
+    flows: Sequence[Flow], ports: int, m: int = 3, backtrack: bool = True, arch: str = "clos"
+) -> Routing:
+    """Route ``flows`` concurrently on Fred_m(ports) (or on the crossbar switch, arch "xbar",
+    where every flow set routes and ``m`` and ``backtrack`` do not apply).
 
     Raises FlowError for malformed flow sets and RouteConflict (naming a minimal
     conflicting subset) when no routing exists under the chosen search.
     """
     flows = validate_flows(flows, ports)
-    topo = Topology.build(ports, m)
-    codes = _try_route(topo, flows, backtrack)
-    if codes is None:
-        raise RouteConflict(_minimal_conflict(topo, flows, backtrack), ports, m)
+    topo = build_topology(ports, m, arch)
+    if arch == "xbar":
+        codes = route_xbar(topo, flows)
+    else:
+        codes = _try_route(topo, flows, backtrack)
+        if codes is None:
+            raise RouteConflict(_minimal_conflict(topo, flows, backtrack), ports, m)
     config = Configuration(topo, codes, flows)
     return Routing(flows, config, reduction_trees(config, flows))
 
 
-def routable(flows: Sequence[Flow], ports: int, m: int = 3, backtrack: bool = True) -> bool:
-    """Whether ``flows`` route concurrently on Fred_m(ports) (flows must be well formed)."""
+def routable(
+    flows: Sequence[Flow], ports: int, m: int = 3, backtrack: bool = True, arch: str = "clos"
+) -> bool:
+    """Whether ``flows`` route concurrently (flows must be well formed)."""
     flows = validate_flows(flows, ports)
-    return _try_route(Topology.build(ports, m), flows, backtrack) is not None
+    if arch == "xbar":
+        return True  # non-blocking: see model/xbar_router.py
+    return _try_route(build_topology(ports, m, arch), flows, backtrack) is not None
 
 
 # -- search -------------------------------------------------------------------------------

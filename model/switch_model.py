@@ -23,15 +23,16 @@ from fredfab.model.router import Routing, route
 
 @dataclass(frozen=True)
 class FunctionalSwitch:
-    """Fred_m(ports) carrying elements of type ``et``."""
+    """Fred_m(ports) (or the crossbar switch, arch "xbar") carrying elements of type ``et``."""
 
     ports: int
     m: int
     et: ElementType
     backtrack: bool = True
+    arch: str = "clos"
 
     def route(self, flows: Sequence[Flow]) -> Routing:
-        return route(flows, self.ports, self.m, self.backtrack)
+        return route(flows, self.ports, self.m, self.backtrack, self.arch)
 
     def forward(self, routing: Routing, data: Mapping[int, np.ndarray]) -> list[np.ndarray | None]:
         """Per output port: what arrives (None where nothing does) for per-input-port data."""

@@ -35,14 +35,15 @@ def run_interconnect(params, routing, traffic, seed, idle, stall, timeout_cycles
 
 
 @pytest.mark.parametrize("regs", [0, 1, 2])
+@pytest.mark.parametrize("arch", ["clos", "xbar"])
 @pytest.mark.parametrize(
     "P,m,dtype", [(2, 2, "int8"), (3, 2, "fp16"), (4, 3, "bf16"), (5, 2, "int16"), (8, 3, "fp32")]
 )
-def test_random_flows(P, m, dtype, regs):
+def test_random_flows(P, m, dtype, regs, arch):
     rng = np.random.default_rng(P * 100 + m * 10 + regs)
     lanes = 2
-    params = SwitchParams(ports=P, m=m, lanes=lanes, dtype=dtype, regs_per_stage=regs)
-    sw = FunctionalSwitch(P, m, element_type(dtype))
+    params = SwitchParams(ports=P, m=m, lanes=lanes, dtype=dtype, regs_per_stage=regs, arch=arch)
+    sw = FunctionalSwitch(P, m, element_type(dtype), arch=arch)
     for trial in range(2):
         while True:
             try:

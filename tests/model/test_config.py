@@ -46,8 +46,8 @@ def test_json_round_trip_and_tamper_detection():
 
 def test_encoding_is_lsb_first_in_node_order():
     topo = Topology.build(2, 2)  # a single RD node, two 2-bit fields
-    cfg = Configuration(topo, ((3, 1),))  # output 0 = sum, output 1 = input 0
-    assert topo.config_bits == 4 and cfg.to_bits() == 0b01_11
+    cfg = Configuration(topo, ((2, 1),))  # output 0 = input 1, output 1 = input 0 (cross)
+    assert topo.config_bits == 4 and cfg.to_bits() == 0b01_10
     assert Configuration.idle(topo).to_bits() == 0
 
 
@@ -72,6 +72,11 @@ def test_from_bits_rejects_extra_bits_and_bad_codes():
         (Kind.D, 3, 2, (2, 2), True),  # multicast
         (Kind.D, 3, 2, (4, 0), False),  # no sum code in a D-uSwitch
         (Kind.RD, 2, 2, (3, 3), True),  # reduce and multicast
+        (Kind.RD, 2, 2, (3, 1), False),  # the sum and one of its operands
+        (Kind.ART, 4, 4, (3, 4, 5, 0), True),  # pass L.lp and R.rp, add L.rp + R.lp
+        (Kind.ART, 4, 4, (5, 0, 1, 0), False),  # sum and operand 0
+        (Kind.ART, 4, 4, (3, 3, 0, 0), False),  # multicast
+        (Kind.FORK, 1, 4, (1, 1, 0, 1), True),
         (Kind.DEMUX, 1, 3, (0, 1, 0), True),
         (Kind.DEMUX, 1, 3, (1, 1, 0), False),
         (Kind.MUX, 3, 1, (3,), True),
