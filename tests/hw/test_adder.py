@@ -276,8 +276,8 @@ def test_random_and_edge_ints_wrap_like_twos_complement(name):
 @pytest.mark.parametrize("name", FLOATS)
 def test_operand_generator_reaches_the_corners(name):
     """The random operands must exercise what the adder is tested for, or the tests above
-    prove little: overflow, subnormal results, exact zeros of both signs, NaNs from
-    signalling NaNs, and rounding ties both ways."""
+    prove little: overflow, subnormal results, exact zeros of both signs, signalling NaN
+    operands, and rounding ties both ways."""
     fmt = FORMATS[name]
     a, b = operand_pairs(fmt, 4096 if name != "fp32" else 2048, seed=SEEDS[name])
     s = reference_add(fmt, a, b)
@@ -293,7 +293,7 @@ def test_operand_generator_reaches_the_corners(name):
         "subnormal result": np.sum(((s & exp_ones) == 0) & ((s & mag) != 0)),
         "+0 from non-zero operands": np.sum((s == 0) & ((a & mag) != 0)),
         "-0 result": np.sum(s == sign),
-        "NaN from a signalling NaN": np.sum(
+        "signalling NaN operand": np.sum(
             ((a & mag) > exp_ones) & ((a & (1 << (fmt.man_bits - 1))) == 0)
         ),
     }
@@ -315,8 +315,9 @@ def test_operand_generator_reaches_the_corners(name):
     r, up, down = f64(r_mag), f64(r_mag + 1), f64(r_mag - 1)
     counts["ties rounded away from zero"] = np.sum((exact < r) & ((r - exact) * 2 == r - down))
     counts["ties rounded towards zero"] = np.sum((exact > r) & ((exact - r) * 2 == up - r))
-    low = {k: int(v) for k, v in counts.items() if v < 10}
-    assert not low, f"{name}: operand generator rarely reaches {low}"
+    counts = {k: int(v) for k, v in counts.items()}
+    low = {k: v for k, v in counts.items() if v < 10}
+    assert not low, f"{name}: operand generator rarely reaches {low}; all counts: {counts}"
 
 
 # --------------------------------------------------------------------------------------------
