@@ -93,6 +93,7 @@ def timing_scenario(params: SwitchParams, seed: int = 1) -> dict:
     unicast = b.route(kind_flows("unicast", params.ports))
     idle = b._phase("idle reconfiguration", unicast, Traffic(), b.next_slot())
     idle["wait_before"] = settle
+    idle["drain"] = True
     idle["stall"] = PATTERNS["none"]
     phases.append(idle)
     sc = ScenarioBuilder.scenario("timing", phases, "none", "none", seed, "timing card")

@@ -15,7 +15,7 @@ A scenario is a list of *phases* run one after the other on one switch::
      "phases": [{"label": ..., "slot": 1 | null, "words": [...] | null,
                  "send": {"<port>": [[data, last], ...]}, "expect": {"<port>": [...]},
                  "idle": PATTERN?, "stall": PATTERN?,   # optional per-phase override
-                 "wait_before": cycles?, "reset_after": flits?}]}
+                 "drain": true?, "wait_before": cycles?, "reset_after": flits?}]}
 
 PATTERN is ``{"kind": "none"}``, ``{"kind": "random", "p": 0.3}`` (pause with probability
 p), ``{"kind": "periodic", "pattern": [1, 1, 1, 0]}`` (1 = go) or ``{"kind": "stalls",
@@ -31,6 +31,8 @@ How a scenario runs (the control unit's contract, hw/control.py):
   the slot; phase n's senders start offering flits in the next cycle (they wait at closed
   ports), and ``select`` drops after the cycle it was accepted in. ``slot: null`` keeps the
   active configuration (after reset: slot 0, the all-unicast identity) and raises nothing.
+* ``drain: true`` waits until every expected output flit arrived, ``wait_before: c`` then
+  waits c more cycles, before the phase starts (an idle switch for timing measurements).
 * ``reset_after: k`` asserts ``rst`` for two cycles once k flits of the phase were accepted:
   senders drop their flits, output flits seen so far must be a prefix of the expected ones,
   the rest of the phase's expected flits are dropped, and for ``latency + 4`` cycles after
@@ -298,6 +300,9 @@ class TrafficRun:
         for n, ph in enumerate(phases):
             while self.cfgq or self.inputs_busy():
                 yield
+            if ph.get("drain"):
+                while any(self.expect):
+                    yield
             for _ in range(int(ph.get("wait_before", 0))):
                 yield
             if ph.get("slot") is not None:
