@@ -40,9 +40,23 @@ def main() -> int:
         ["route", "--ports", "8", "--m", "3"]
         + [f"--flow={a},{a + 4}:{a},{a + 4}" for a in range(4)],
     )
+    card = []  # the co-simulated timing card, once step 3 has measured one
     step(
         "4. Per-NPU bandwidth of each phase of MP2-DP5-PP2 on the wafer fabrics",
-        ["phases", "--strategy", "MP2-DP5-PP2", "--size", "64MiB", "-o", f"{OUT}/phases.png"],
+        [
+            "phases",
+            "--strategy",
+            "MP2-DP5-PP2",
+            "--size",
+            "64MiB",
+            "-o",
+            f"{OUT}/phases.png",
+            *card,
+        ],
+    )
+    step(
+        "5. Transformer-17B training iteration: the mesh against FRED-A..D",
+        ["compare", "--workload", "transformer-17b", "-o", f"{OUT}/compare.png", *card],
     )
     return 0
 
