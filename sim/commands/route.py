@@ -18,6 +18,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ports", "-P", type=int, required=True, help="switch ports P (>= 2)")
     p.add_argument("--m", type=int, default=3, help="middle subnetworks m (>= 2; default 3)")
     p.add_argument(
+        "--arch",
+        choices=("clos", "xbar"),
+        default="clos",
+        help="clos: the paper's Fred_m(P) (default); xbar: crossbar + reduction tree",
+    )
+    p.add_argument(
         "--flow",
         action="append",
         required=True,
@@ -43,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     flows = [Flow.parse(text) for text in args.flow]
-    routing = route(flows, args.ports, args.m, backtrack=not args.no_backtrack)
+    routing = route(flows, args.ports, args.m, backtrack=not args.no_backtrack, arch=args.arch)
     if args.emit_config is not None:
         write_config_words(routing, args.emit_config, args.word_width)
     if args.json:
@@ -74,8 +80,9 @@ def write_config_words(routing: Routing, path: Path, word_width: int) -> None:
 
 def format_routing(routing: Routing, show_idle: bool = False) -> str:
     topo = routing.topology
+    title = f"Fred_{topo.m}({topo.ports})" if topo.arch == "clos" else f"xbar({topo.ports})"
     lines = [
-        f"Fred_{topo.m}({topo.ports}): {topo.stages} stages, {len(topo.nodes)} uSwitches, "
+        f"{title}: {topo.stages} stages, {len(topo.nodes)} uSwitches, "
         f"{topo.config_bits} configuration bits",
         "",
         "flow        kind        reduction tree",

@@ -39,3 +39,23 @@ def test_bad_input_is_one_line_and_nonzero(capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1
+
+
+def test_route_on_the_crossbar(capsys):
+    """The triangle that conflicts on Fred_2(4) routes on the crossbar."""
+    argv = [
+        "route",
+        "-P",
+        "4",
+        "--arch",
+        "xbar",
+        "--flow",
+        "1:0,2",
+        "--flow",
+        "2:1",
+        "--flow",
+        "3:3",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("xbar(4):") and "1:0,2" in out
