@@ -9,6 +9,7 @@ Debian's ``iverilog`` (installed by scripts/bootstrap.sh where missing).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from functools import cache
@@ -58,11 +59,9 @@ def have_icarus() -> bool:
 #: how Amaranth 0.5 and Yosys' ``write_verilog`` print any design, not of this design; every
 #: other -Wall warning (combinational loops UNOPTFLAT, MULTIDRIVEN, LATCH, BLKSEQ, ...) stays.
 LINT_WAIVERS = {
-    # Amaranth keeps a named wire for every field of every struct view and for intermediate
-    # values so that waveforms show them; they are driven and, by design, never read.
-    "UNUSEDSIGNAL": "Amaranth's waveform-only wires (struct fields, intermediates)",
-    # write_verilog prints `!` on multi-bit vectors and relies on Verilog's implicit zero
-    # extension in comparisons and arithmetic; IEEE 1364 defines both exactly.
+    # write_verilog prints constants and operands at their minimal width (`a > 4'he` for a
+    # 5-bit a, `!x` on a vector) and relies on Verilog's context-determined extension, which
+    # IEEE 1364 defines exactly and which is what the Yosys cells mean.
     "WIDTHEXPAND": "Yosys relies on implicit zero extension",
     "WIDTHTRUNC": "Yosys applies `!` to multi-bit values",
     # Registers get their reset value from an `initial` assignment (Yosys init attribute)
@@ -73,26 +72,44 @@ LINT_WAIVERS = {
     # Amaranth writes every submodule into the one output file, as modules named top.sub.
     "DECLFILENAME": "one file holds the top module and all its submodules",
 }
+#: UNUSEDSIGNAL is waived only for internal nets: Amaranth keeps a named wire for every field
+#: of every struct view and for intermediate values so that waveforms show them, driven and
+#: never read. An unused bit of a top-level *input port* is still reported: it would be an
+#: operand the design ignores.
 
 
 def verilator_lint(verilog: Path, top: str) -> list[str]:
-    """``verilator --lint-only -Wall`` less LINT_WAIVERS; the warning lines (empty = clean)."""
+    """``verilator --lint-only -Wall`` less the waivers above; the remaining warning lines
+    (empty when clean)."""
+    lines = Path(verilog).read_text().splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.startswith(f"module {top}(")), 0)
+    last = next((i for i in range(first, len(lines)) if lines[i].startswith("endmodule")), first)
+    body = "\n".join(lines[first : last + 1])
+    inputs = set(re.findall(r"^\s*input\s+(?:\[[^\]]*\]\s*)?(\w+)\s*;", body, re.M))
     waive = [f"-Wno-{w}" for w in LINT_WAIVERS]
     result = subprocess.run(
-        [
-            str(verilator_bin_dir() / "verilator"),
-            "--lint-only",
-            "-Wall",
-            *waive,
-            "--top-module",
-            top,
-            str(verilog),
-        ],
+        [str(verilator_bin_dir() / "verilator"), "--lint-only", "-Wall", *waive]
+        + ["--top-module", top, str(verilog)],
         capture_output=True,
         text=True,
         env=sim_env(),
     )
-    lines = [ln for ln in (result.stdout + result.stderr).splitlines() if ln.startswith("%")]
-    if result.returncode != 0 and not lines:
-        lines = [f"verilator exited {result.returncode}: {result.stderr.strip()[:500]}"]
-    return lines
+    left = []
+    for line in (result.stdout + result.stderr).splitlines():
+        m = re.match(r"%(Warning|Error)-?(\w*): (.*)", line)
+        if not m:
+            continue
+        kind, code, message = m.groups()
+        if kind == "Error" and not code and message.startswith("Exiting due to"):
+            continue
+        if code == "UNUSEDSIGNAL":
+            # Report it only if it is an input port of the top module (by name and place).
+            sig = re.search(r"not used: '([^'\[]+)", message)
+            where = re.search(r":(\d+):\d+:", line)
+            in_top = where is not None and first < int(where.group(1)) <= last + 1
+            if not (sig and in_top and sig.group(1) in inputs):
+                continue
+        left.append(line)
+    if result.returncode != 0 and not left and "Exiting due to" not in result.stderr:
+        left.append(f"verilator exited {result.returncode}: {result.stderr.strip()[:500]}")
+    return left

