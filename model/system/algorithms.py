@@ -16,10 +16,18 @@ Endpoint algorithms (the mesh, FRED-A/C, and fallbacks), all over unicast routes
   root scatters D/N shards, then ring All-Gather; All-to-All = N-1 rounds, member i sending
   D/N to member i+r in round r; point-to-point = one route.
 * I/O patterns for weight streaming: ``io-broadcast`` (D bytes from off-wafer memory, 1/K from
-  each of the K I/O controllers, to every group member) forwards each shard along a pipelined
-  chain through the group starting at the member closest to its controller; ``io-reduce``
-  (gradients of D bytes summed over the group, 1/K delivered to each controller) is the
-  reverse chain.
+  each of the K I/O controllers, to every group member) and ``io-reduce`` (gradients of D
+  bytes summed over the group, 1/K delivered to each controller). Each controller's shard
+  moves as a relay transfer (Schedule.add_relay): the NPUs it crosses forward it packet by
+  packet (broadcast) or add their own gradients and forward the sum (reduce).
+  ``io-trees`` (mesh): each shard is split between two multicast trees rooted at the
+  controller's NPU, the union of the X-Y routes and the union of the Y-X routes to the
+  members; the split fraction minimises the most loaded link (for the full 5 x 4 mesh it is
+  4/7 X-Y, which loads every corner NPU's two in-links equally: the throttled rate of
+  fred-reference.md section 3). ``io-reduce`` runs the same trees reversed.
+  ``io-relay`` (switch trees without in-switch collectives): each shard is forwarded along a
+  chain through the group that visits every L1 switch's members once, starting with the
+  members under the controller's own L1 switch; the reduce is the reversed chain.
 
 In-switch algorithms (FRED-B/D), each a tree flow (fredfab.model.system.schedule.tree_flow):
 All-Reduce, Reduce, Broadcast/Multicast and the I/O patterns are one flow each (L1 reduce,
@@ -33,6 +41,7 @@ been sent, so hierarchical phases and chains pipeline across chunks.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -181,9 +190,9 @@ def plan_request(
         "broadcast": "scatter+ring-all-gather",
         "all-to-all": "direct-rounds",
         "p2p": "direct",
-        "io-broadcast": "io-chain",
-        "io-reduce": "io-chain",
     }
+    if op.startswith("io-"):
+        return Plan(index, req, "io-trees" if fabric.routing == "xy" else "io-relay")
     return Plan(index, req, names[op])
 
 
@@ -290,8 +299,8 @@ def build(sched: Schedule, plan: Plan, chunks: int = 1) -> None:
                 g[:1], g[1:], Dc, after_sent=[last] if last is not None else (), request=r
             )
         return
-    if alg == "io-chain":
-        _build_io_chain(sched, plan, chunks)
+    if alg in ("io-trees", "io-relay"):
+        _build_io_relays(sched, plan, chunks)
         return
     raise AssertionError(f"no builder for {alg}")
 
@@ -397,59 +406,159 @@ def _build_in_switch(sched: Schedule, plan: Plan, chunks: int) -> None:
             )
 
 
-def _build_io_chain(sched: Schedule, plan: Plan, chunks: int) -> None:
+def _build_io_relays(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """Endpoint I/O patterns: each controller's D/K shard as one relay (io_relays)."""
     req, f = plan.request, sched.fabric
-    g = list(req.group)
-    n, r = len(g), plan.index
-    ios = list(f.ios)
-    K = len(ios)
-    size = req.size_bytes / K / chunks
-    entry = [_nearest_member(f, io, g, k) for k, io in enumerate(ios)]
-    # Chain order per shard: the group ring rotated to start at the entry member.
-    pos = {u: i for i, u in enumerate(g)}
-    order = np.array([[g[(pos[e] + h) % n] for h in range(n)] for e in entry], dtype=np.int64)
-    io_arr = np.array(ios, dtype=np.int64)
-    prev: list[np.ndarray] | None = None
-    for _c in range(chunks):
-        cur = []
-        if req.op == "io-broadcast":
-            t = sched.add_paths(
-                io_arr, order[:, 0], size, after_sent=[prev[0]] if prev else (), request=r
-            )
-            cur.append(t)
-            for h in range(1, n):
-                t = sched.add_paths(
-                    order[:, h - 1],
-                    order[:, h],
-                    size,
-                    after=[t],
-                    after_sent=[prev[h]] if prev else (),
-                    request=r,
-                )
-                cur.append(t)
-        else:  # io-reduce: reverse chain ending at the entry member, then to the controller
-            rev = np.concatenate([order[:, 1:], order[:, :1]], axis=1)  # entry member last
-            t = None
-            for h in range(1, n):
-                t = sched.add_paths(
-                    rev[:, h - 1],
-                    rev[:, h],
-                    size,
-                    after=[t] if t is not None else (),
-                    after_sent=[prev[h - 1]] if prev else (),
-                    request=r,
-                )
-                cur.append(t)
-            t = sched.add_paths(
-                rev[:, -1],
-                io_arr,
+    size = req.size_bytes / len(f.ios) / chunks
+    for links, preds, share in io_relays(f, req.group, req.op == "io-reduce"):
+        last = None
+        for _c in range(chunks):
+            last = sched.add_relay(
+                links,
+                preds,
                 size,
-                after=[t] if t is not None else (),
-                after_sent=[prev[n - 1]] if prev else (),
-                request=r,
+                share=share,
+                after_sent=[last] if last is not None else (),
+                request=plan.index,
             )
-            cur.append(t)
-        prev = cur
+
+
+@functools.lru_cache(maxsize=256)
+def _io_relays_cached(f: Fabric, group: tuple[int, ...], reduce: bool):
+    if f.routing == "xy":
+        out = _mesh_io_trees(f, group)
+    else:
+        out = []
+        for k, io in enumerate(f.ios):
+            links, preds = _relay_chain(f, io, k, group)
+            out.append((links, preds, (1.0,) * len(links)))
+    if reduce:
+        out = [_reversed_tree(f, *r) for r in out]
+    return tuple(out)
+
+
+def io_relays(
+    f: Fabric, group: Iterable[int], reduce: bool = False
+) -> tuple[tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[float, ...]], ...]:
+    """Per I/O controller (in ``f.ios`` order): the relay carrying its shard as (links,
+    preds, share), see Schedule.add_relay; for ``reduce`` the relay runs towards the
+    controller. Memoised per fabric and group."""
+    return _io_relays_cached(f, tuple(int(u) for u in group), bool(reduce))
+
+
+def _mesh_io_trees(f: Fabric, group: tuple[int, ...]):
+    """Per controller, the union of two multicast trees from its NPU to every member, the
+    X-Y routes and the Y-X routes (those of one dimension order from one node form a tree:
+    each is a shortest path and a prefix of the route to any node further along it); a
+    fraction a of the shard takes the X-Y tree and 1 - a the Y-X tree.
+
+    One a for every controller: the one minimising the most loaded link's bytes per unit of
+    bandwidth (a 1-D minimax of lines, solved exactly at their crossings). On the full W x H
+    mesh with one controller per outer side it is (W-1)/(W+H-2) (4/7 on 5 x 4): each corner
+    NPU's two in-links then carry W+H-1 shards each, the reference's throttled rate.
+    """
+    trees = [(_dor_parents(f, io, group, "xy"), _dor_parents(f, io, group, "yx")) for io in f.ios]
+    load = np.zeros((2, len(f.links)))
+    for io, per_io in zip(f.ios, trees, strict=True):
+        for o, par in enumerate(per_io):
+            ls = [f.link_id[io, f.attach[io]]] + [f.link_id[p, v] for v, p in par.items()]
+            np.add.at(load[o], np.array(ls), 1.0)
+    a = _minimax_fraction(load[1] / f.bandwidth, (load[0] - load[1]) / f.bandwidth)
+    out = []
+    for io, (px, py) in zip(f.ios, trees, strict=True):
+        e = f.attach[io]
+        ex, ey = f.nodes[e].x, f.nodes[e].y
+        share: dict[tuple[int, int], float] = {}
+        for par, frac in ((px, a), (py, 1.0 - a)):
+            if frac > 0:
+                for v, p in par.items():
+                    share[p, v] = share.get((p, v), 0.0) + frac
+        links = [f.link_id[io, e]]
+        shares = [1.0]
+        preds: list[tuple[int, ...]] = [()]
+        into: dict[int, list[int]] = {e: [0]}  # node -> indices of the links delivering to it
+        hops = {pv: abs(f.nodes[pv[1]].x - ex) + abs(f.nodes[pv[1]].y - ey) for pv in share}
+        for p, v in sorted(share, key=lambda pv: (hops[pv], pv)):  # parents before children
+            links.append(f.link_id[p, v])
+            shares.append(min(share[p, v], 1.0))
+            preds.append(tuple(into[p]))
+            into.setdefault(v, []).append(len(links) - 1)
+        out.append((tuple(links), tuple(preds), tuple(shares)))
+    return out
+
+
+def _minimax_fraction(c: np.ndarray, d: np.ndarray) -> float:
+    """The a in [0, 1] minimising max_l (c_l + a d_l); ties: the one closest to 1/2."""
+    inc, dec = d > 0, d < 0
+    cand = [0.0, 0.5, 1.0]
+    if inc.any() and dec.any():
+        ci, di = c[inc][:, None], d[inc][:, None]
+        cj, dj = c[dec][None, :], d[dec][None, :]
+        x = ((cj - ci) / (di - dj)).ravel()
+        cand += list(x[(x > 0) & (x < 1)])
+    cand_a = np.unique(np.array(cand))
+    g = (c[None, :] + cand_a[:, None] * d[None, :]).max(axis=1)
+    ok = cand_a[g <= g.min() * (1 + 1e-12)]
+    return float(ok[np.argmin(np.abs(ok - 0.5))])
+
+
+def _dor_parents(f: Fabric, io: int, group: tuple[int, ...], order: str) -> dict[int, int]:
+    """The tree of dimension-order routes (``order`` "xy" or "yx") from controller ``io``'s
+    NPU to every member, as child -> parent."""
+    e = f.attach[io]
+    ex, ey = f.nodes[e].x, f.nodes[e].y
+    parent: dict[int, int] = {}
+    for u in group:
+        x, y = ex, ey
+        bx, by = f.nodes[u].x, f.nodes[u].y
+        prev = e
+        for axis in order:
+            while (x, y)[axis == "y"] != (bx, by)[axis == "y"]:
+                if axis == "x":
+                    x += 1 if bx > x else -1
+                else:
+                    y += 1 if by > y else -1
+                v = f.grid[x, y]
+                parent.setdefault(v, prev)
+                prev = v
+    return parent
+
+
+def _relay_chain(f: Fabric, io: int, k: int, group: tuple[int, ...]):
+    """Chain from controller ``io`` through every member (switch-tree fabrics): members
+    grouped by L1 switch in group order, starting with the block under the controller's L1
+    switch (or the nearest member's) at its (k mod block size)-th member, each block visited
+    once, so each L1 switch's downlink carries the shard once (none for its own block)."""
+    blocks: dict[int, list[int]] = {}
+    for u in group:
+        blocks.setdefault(f.l1_of(u), []).append(u)
+    keys = list(blocks)
+    home = f.l1_of(io)
+    if home not in blocks:
+        home = f.l1_of(_nearest_member(f, io, list(group), k))
+    b = blocks[home]
+    i = k % len(b)
+    order = b[i:] + b[:i]
+    j = keys.index(home)
+    for key in keys[j + 1 :] + keys[:j]:
+        order += blocks[key]
+    links: list[int] = []
+    for a, z in zip([io, *order], order, strict=False):
+        links += f.route(a, z)
+    preds = tuple(((i - 1,) if i else ()) for i in range(len(links)))
+    return tuple(links), preds
+
+
+def _reversed_tree(f: Fabric, links, preds, share):
+    """The reduction relay of a multicast relay: every link reversed, children feed parents."""
+    n = len(links)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for i, ps in enumerate(preds):
+        for q in ps:
+            succ[q].append(i)
+    rl = tuple(int(f.link_id[f.link_dst[lk], f.link_src[lk]]) for lk in reversed(links))
+    rp = tuple(tuple(sorted(n - 1 - j for j in succ[i])) for i in reversed(range(n)))
+    return rl, rp, tuple(reversed(share))
 
 
 def _nearest_member(f: Fabric, io: int, group: list[int], k: int) -> int:

@@ -158,6 +158,56 @@ class Schedule:
             self._edges(np.array([dep]), ids, 1)
         return tid
 
+    def add_relay(
+        self,
+        links: Sequence[int],
+        preds: Sequence[Sequence[int]],
+        size: float,
+        *,
+        share: Sequence[float] | None = None,
+        after_sent: Sequence[int] = (),
+        request: int = 0,
+    ) -> int:
+        """One transfer over an explicit tree of links, forwarded by the nodes it crosses.
+
+        ``preds[i]`` are the indices (into ``links``, all smaller than i) of the links feeding
+        link i: a node forwards a packet on link i once it has arrived on every link feeding
+        it (a copy for a multicast tree, the sum of its inputs and its own contribution for a
+        reduction tree). Forwarding is pipelined at packet granularity (4 KB against chunks
+        of megabytes), so, like a tree flow, the whole tree moves at one rate and its
+        latency is the longest chain of hop latencies. ``share[i]`` (default 1) is the
+        fraction of the bytes that crosses link i: a source splitting its stream at a fixed
+        ratio over two trees (packet i on one tree or the other) is one relay over their
+        union, each link used in proportion. Used by the endpoint I/O patterns (mesh
+        multicast trees, relay chains on switch trees without in-switch collectives).
+        """
+        links_a = np.asarray(links, dtype=np.int64)
+        pr = tuple(tuple(int(q) for q in ps) for ps in preds)
+        if len(pr) != len(links_a) or any(q >= i or q < 0 for i, ps in enumerate(pr) for q in ps):
+            raise ValueError("relay preds must give, per link, indices of earlier links")
+        sh = np.ones(len(links_a)) if share is None else np.asarray(share, dtype=float)
+        if sh.shape != links_a.shape or not ((sh > 0) & (sh <= 1)).all():
+            raise ValueError("relay share must give, per link, a fraction in (0, 1]")
+        hop = self.fabric.hop_latency[links_a]
+        lat = np.zeros(len(links_a))
+        for i, ps in enumerate(pr):
+            lat[i] = hop[i] + max((lat[q] for q in ps), default=0.0)
+        tid = self.n
+        self._append(
+            np.array([len(links_a)]),
+            links_a,
+            self.fabric.kind_weight(links_a, "unicast") * sh if len(links_a) else np.zeros(0),
+            size,
+            np.array([lat.max(initial=0.0)]),
+            0.0,
+            request,
+            1,
+        )
+        self.tree_preds[tid] = pr
+        for dep in after_sent:
+            self._edges(np.array([dep]), np.array([tid]), 1)
+        return tid
+
     def depend(self, before: Iterable[int], then: Iterable[int], sent: bool = False) -> None:
         """Every transfer in ``then`` waits for every transfer in ``before``."""
         b = np.fromiter(before, dtype=np.int64)
@@ -233,6 +283,13 @@ def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> T
     this is one FRED flow when the switch is the common ancestor (children in, children out),
     else up to two: a reduce (children in, parent port out) and a multicast (parent port in,
     children out). Input and output ports are separate namespaces, so the two are disjoint.
+
+    With a single source (multicast) the tree is the union of the routes from it: a switch on
+    the source's way up also copies to its own sinks below (one flow: child in, parent port
+    and children out), rather than sending them the data back down from above. With a single
+    sink (reduce) likewise: a switch on the sink's way down adds its own sources below (one
+    flow: children and parent port in, child out). Either way no link carries the data
+    twice (an I/O controller's shard on FRED's L1-L2 links, for instance).
     """
     if fabric.routing != "tree":
         raise FabricError(f"in-switch collectives need a tree fabric; {fabric.name} is a mesh")
@@ -245,16 +302,20 @@ def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> T
     up: dict[int, int] = {}  # child node -> link index in `links` (child -> parent)
     down: dict[int, int] = {}  # child node -> link index (parent -> child)
     links: list[int] = []
+    # Single source: sinks branch off the source's path; single sink: sources merge into the
+    # sink's path (all-reduce, many to many, keeps reduce-to-top then multicast).
+    src_path = _path_up(par, src[0], top) if len(src) == 1 else set()
+    snk_path = _path_up(par, snk[0], top) if len(snk) == 1 and len(src) > 1 else set()
     ups = set()
     for s in src:
         u = s
-        while u != top and u not in ups:
+        while u != top and u not in ups and u not in snk_path:
             ups.add(u)
             u = par[u]
-    downs = set()
+    downs = set(snk_path)
     for t in snk:
         u = t
-        while u != top and u not in downs:
+        while u != top and u not in downs and u not in src_path:
             downs.add(u)
             u = par[u]
     depth = fabric.depth
@@ -269,8 +330,11 @@ def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> T
         preds.append(tuple(up[c] for c in fabric.children[u] if c in up))
     for u in sorted(downs, key=lambda v: (depth[v], v)):
         p = par[u]
-        if p == top:
-            preds.append(tuple(up[c] for c in fabric.children[p] if c in up))
+        below = tuple(up[c] for c in fabric.children[p] if c in up)
+        if p == top or (p in up and p not in down):  # top, or a branch off the source's path
+            preds.append(below)
+        elif p in down and p not in up:  # merge into the single sink's path
+            preds.append((down[p], *below))
         else:
             preds.append((down[p],))
     kinds = ["unicast"] * len(links)
@@ -279,6 +343,10 @@ def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> T
         nout = sum(1 for c in fabric.children[x] if c in down)
         if x == top:
             k_down = _kind(nin, nout)
+        elif x in up and x not in down and nout:  # one flow: children in, parent + children out
+            k_down = kinds[up[x]] = _kind(nin, nout + 1)
+        elif x in down and x not in up and nin:  # one flow: children + parent in, children out
+            k_down = _kind(nin + 1, nout)
         else:
             if nin:
                 kinds[up[x]] = _kind(nin, 1)
@@ -287,6 +355,15 @@ def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> T
             if c in down:
                 kinds[down[c]] = k_down
     return TreeFlow(tuple(links), tuple(preds), tuple(kinds), top, frozenset(ups), frozenset(downs))
+
+
+def _path_up(par, u: int, top: int) -> set[int]:
+    """Nodes from ``u`` up to, not including, ``top``."""
+    out = set()
+    while u != top:
+        out.add(u)
+        u = par[u]
+    return out
 
 
 def _kind(nin: int, nout: int) -> str:
@@ -338,8 +415,13 @@ def switch_flows(fabric: Fabric, trees: Sequence[TreeFlow]) -> dict[int, tuple[F
                 fl.append(Flow(cin, cout))
             else:
                 pp = base[par[x]] + mine[x]
-                if cin:
-                    fl.append(Flow(cin, [pp]))
-                if cout:
-                    fl.append(Flow([pp], cout))
+                if cin and cout and x in t.up and x not in t.down:  # branch (one source)
+                    fl.append(Flow(cin, [pp, *cout]))
+                elif cin and cout and x in t.down and x not in t.up:  # merge (one sink)
+                    fl.append(Flow([*cin, pp], cout))
+                else:
+                    if cin:
+                        fl.append(Flow(cin, [pp]))
+                    if cout:
+                        fl.append(Flow([pp], cout))
     return {x: tuple(f) for x, f in out.items()}
