@@ -184,11 +184,17 @@ class _FlowSim:
         env = self.env
         self._ready(np.flatnonzero(self.need == 0))
         t_last = env.now
+        dirty = False  # the active set changed since the rates were computed
         while True:
             if self.new_active:
                 self.active = np.concatenate([self.active, *self.new_active])
                 self.new_active = []
+                dirty = True
+            if dirty and len(self.active):
+                # Once per instant: transfers that finish and the ones they release share
+                # one rate computation (max-min depends only on the active set).
                 self._rates()
+            dirty = False
             if not len(self.active):
                 self.wake = env.event()
                 yield self.wake
@@ -212,8 +218,7 @@ class _FlowSim:
                 fin = act[done]
                 self.remaining[fin] = 0.0
                 self.active = act[~done]
-                if len(self.active):
-                    self._rates()
+                dirty = True
                 self._on_sent(fin)
 
     def _rates(self) -> None:
@@ -232,27 +237,31 @@ class _FlowSim:
             np.cumsum(lens[:-1], out=starts[1:])
             self.rate[act] = np.minimum.reduceat(self.cap[L] / load[L], starts)
             return
-        # Progressive filling. Links are renumbered to those in use, to keep arrays short.
-        mark = self._mark
-        mark[L] = True
-        used = np.flatnonzero(mark)
-        mark[used] = False
-        self._remap[used] = np.arange(len(used))
-        Lc = self._remap[L]
-        cap = self.cap[used].copy()
-        nu = len(used)
+        # Progressive filling. On large fabrics links are renumbered to those in use, to
+        # keep arrays short; on small ones the renumbering costs more than it saves.
+        if self.nl > 4 * len(L):
+            mark = self._mark
+            mark[L] = True
+            used = np.flatnonzero(mark)
+            mark[used] = False
+            self._remap[used] = np.arange(len(used))
+            Ll = self._remap[L]
+            cap = self.cap[used].copy()
+        else:
+            Ll = L
+            cap = self.cap.copy()
+        nu = len(cap)
         rate = np.empty(k)
-        live_f = np.ones(k, dtype=bool)
-        Ll, Wl, ol = Lc, W, owner
+        Wl, ol = W, owner
+        share = np.empty(nu)
         while len(ol):
             load = np.bincount(Ll, weights=Wl, minlength=nu)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                share = np.where(load > 0, np.maximum(cap, 0.0) / load, np.inf)
+            share.fill(np.inf)
+            np.divide(np.maximum(cap, 0.0), load, out=share, where=load > 0)
             s = share.min()
             hit_f = np.zeros(k, dtype=bool)
             hit_f[ol[share[Ll] <= s * (1 + _REL)]] = True
             rate[hit_f] = s
-            live_f &= ~hit_f
             gone = hit_f[ol]
             cap -= np.bincount(Ll[gone], weights=Wl[gone], minlength=nu) * s
             keep = ~gone

@@ -48,7 +48,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fredfab.model.system.fabric import Fabric, FabricError
-from fredfab.model.system.schedule import NO_DEP, Schedule, TreeFlow, tree_flow
+from fredfab.model.system.schedule import (
+    NO_DEP,
+    Relays,
+    Schedule,
+    TreeFlow,
+    prepare_relays,
+    prepare_trees,
+    tree_flow,
+)
 
 OPS = (
     "all-reduce",
@@ -385,42 +393,29 @@ def _build_in_switch(sched: Schedule, plan: Plan, chunks: int) -> None:
                 request=r,
             )
         return
-    # One flow (or K multiplexed ones for the I/O patterns), chunked.
-    parts = []
-    g = list(req.group)
-    if op == "all-reduce":
-        parts = [(g, g, D)]
-    elif op == "reduce":
-        parts = [(g, [req.root_npu], D)]
-    elif op == "broadcast":
-        parts = [([req.root_npu], g, D)]
-    elif op == "io-broadcast":
-        parts = [([io], g, D / len(f.ios)) for io in f.ios]
-    elif op == "io-reduce":
-        parts = [(g, [io], D / len(f.ios)) for io in f.ios]
-    for srcs, sinks, size in parts:
-        last = None
-        for _c in range(chunks):
-            last = sched.add_tree(
-                srcs, sinks, size / chunks, after_sent=[last] if last is not None else (), request=r
-            )
+    # One flow (or K multiplexed ones for the I/O patterns, D/K each), chunked: the plan's
+    # steps hold one tree flow each.
+    rel = prepare_trees(f, tuple(step[0] for step in plan.steps))
+    size = D / len(rel) if op.startswith("io-") else D
+    last = None
+    for _c in range(chunks):
+        last = sched.add_relays(rel, size / chunks, after_sent=last, request=r)
 
 
 def _build_io_relays(sched: Schedule, plan: Plan, chunks: int) -> None:
     """Endpoint I/O patterns: each controller's D/K shard as one relay (io_relays)."""
     req, f = plan.request, sched.fabric
-    size = req.size_bytes / len(f.ios) / chunks
-    for links, preds, share in io_relays(f, req.group, req.op == "io-reduce"):
-        last = None
-        for _c in range(chunks):
-            last = sched.add_relay(
-                links,
-                preds,
-                size,
-                share=share,
-                after_sent=[last] if last is not None else (),
-                request=plan.index,
-            )
+    rel = _io_relay_set(f, req.group, req.op == "io-reduce")
+    last = None
+    for _c in range(chunks):
+        last = sched.add_relays(
+            rel, req.size_bytes / len(f.ios) / chunks, after_sent=last, request=plan.index
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _io_relay_set(f: Fabric, group: tuple[int, ...], reduce: bool) -> Relays:
+    return prepare_relays(f, _io_relays_cached(f, group, reduce))
 
 
 @functools.lru_cache(maxsize=256)

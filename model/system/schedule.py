@@ -20,6 +20,7 @@ steps add a whole step of transfers at once and reuse the route template of the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -49,6 +50,71 @@ class Template:
     links: np.ndarray
     weights: np.ndarray
     latency: np.ndarray
+
+
+@dataclass(frozen=True)
+class Relays:
+    """Transfers over explicit link trees (tree flows or relays), prepared once for a fabric
+    and added to schedules in bulk (Schedule.add_relays): per transfer its links, each link's
+    capacity weight, the transfer's latency, and per link the indices of the links feeding it.
+    """
+
+    lengths: np.ndarray
+    links: np.ndarray
+    weights: np.ndarray
+    latency: np.ndarray
+    preds: tuple[tuple[tuple[int, ...], ...], ...]
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+
+def prepare_relays(
+    fabric: Fabric,
+    relays: Sequence[tuple[Sequence[int], Sequence[Sequence[int]], Sequence[float] | None]],
+    kinds: Sequence[Sequence[str]] | None = None,
+) -> Relays:
+    """Relays from (links, preds, share) triples (see Schedule.add_relay); ``kinds`` gives
+    per relay and link the switch flow kind (default unicast) for the capacity weight."""
+    lengths, links, weights, lats, preds = [], [], [], [], []
+    for r, (lk, pr, share) in enumerate(relays):
+        la = np.asarray(lk, dtype=np.int64)
+        pr = tuple(tuple(int(q) for q in ps) for ps in pr)
+        if len(pr) != len(la) or any(q >= i or q < 0 for i, ps in enumerate(pr) for q in ps):
+            raise ValueError("relay preds must give, per link, indices of earlier links")
+        sh = np.ones(len(la)) if share is None else np.asarray(share, dtype=float)
+        if sh.shape != la.shape or not ((sh > 0) & (sh <= 1)).all():
+            raise ValueError("relay share must give, per link, a fraction in (0, 1]")
+        if kinds is None:
+            w = fabric.kind_weight(la, "unicast") if len(la) else np.zeros(0)
+        else:
+            w = np.array(
+                [fabric.kind_weight([x], kd)[0] for x, kd in zip(la, kinds[r], strict=True)]
+            )
+        hop = fabric.hop_latency[la]
+        lat = np.zeros(len(la))
+        for i, ps in enumerate(pr):
+            lat[i] = hop[i] + max((lat[q] for q in ps), default=0.0)
+        lengths.append(len(la))
+        links.append(la)
+        weights.append(w * sh)
+        lats.append(lat.max(initial=0.0))
+        preds.append(pr)
+    return Relays(
+        np.array(lengths, dtype=np.int64),
+        np.concatenate(links) if links else np.zeros(0, np.int64),
+        np.concatenate(weights) if weights else np.zeros(0),
+        np.array(lats, dtype=float),
+        tuple(preds),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def prepare_trees(fabric: Fabric, trees: tuple[TreeFlow, ...]) -> Relays:
+    """In-switch tree flows as Relays (each link weighted by its switch flow kind); memoised."""
+    return prepare_relays(
+        fabric, [(t.links, t.preds, None) for t in trees], kinds=[t.kinds for t in trees]
+    )
 
 
 class Schedule:
@@ -130,33 +196,43 @@ class Schedule:
         request: int = 0,
     ) -> int:
         """One in-switch tree flow reducing ``sources`` and delivering to ``sinks``."""
-        tf = tree_flow(self.fabric, sources, sinks)
-        links = np.array(tf.links, dtype=np.int64)
-        f = self.fabric
-        w = np.array(
-            [f.kind_weight([lk], kd)[0] for lk, kd in zip(tf.links, tf.kinds, strict=True)]
-        )
-        lat = np.zeros(len(links))
-        for i, lk in enumerate(tf.links):
-            lat[i] = f.hop_latency[lk] + max((lat[p] for p in tf.preds[i]), default=0.0)
-        tid = self.n
-        self._append(
-            np.array([len(links)]),
-            links,
-            w,
-            size,
-            np.array([lat.max(initial=0.0)]),
-            delay,
-            request,
-            1,
-        )
-        self.tree_preds[tid] = tf.preds
+        rel = prepare_trees(self.fabric, (tree_flow(self.fabric, sources, sinks),))
+        tid = int(self.add_relays(rel, size, delay=delay, request=request)[0])
         ids = np.array([tid])
         for dep in after:
             self._edges(np.array([dep]), ids, 0)
         for dep in after_sent:
             self._edges(np.array([dep]), ids, 1)
         return tid
+
+    def add_relays(
+        self,
+        relays: Relays,
+        size: float | np.ndarray,
+        *,
+        after_sent: np.ndarray | None = None,
+        delay: float = 0.0,
+        request: int = 0,
+    ) -> np.ndarray:
+        """One transfer per prepared relay (prepare_relays, prepare_trees); return their ids.
+        ``after_sent[i]`` (NO_DEP = none): transfer i starts once that one has been sent."""
+        k = len(relays)
+        ids = np.arange(self.n, self.n + k, dtype=np.int64)
+        self._append(
+            relays.lengths,
+            relays.links,
+            relays.weights,
+            size,
+            relays.latency,
+            delay,
+            request,
+            k,
+        )
+        for tid, pr in zip(ids.tolist(), relays.preds, strict=True):
+            self.tree_preds[tid] = pr
+        if after_sent is not None:
+            self._edges(after_sent, ids, 1)
+        return ids
 
     def add_relay(
         self,
@@ -181,29 +257,8 @@ class Schedule:
         union, each link used in proportion. Used by the endpoint I/O patterns (mesh
         multicast trees, relay chains on switch trees without in-switch collectives).
         """
-        links_a = np.asarray(links, dtype=np.int64)
-        pr = tuple(tuple(int(q) for q in ps) for ps in preds)
-        if len(pr) != len(links_a) or any(q >= i or q < 0 for i, ps in enumerate(pr) for q in ps):
-            raise ValueError("relay preds must give, per link, indices of earlier links")
-        sh = np.ones(len(links_a)) if share is None else np.asarray(share, dtype=float)
-        if sh.shape != links_a.shape or not ((sh > 0) & (sh <= 1)).all():
-            raise ValueError("relay share must give, per link, a fraction in (0, 1]")
-        hop = self.fabric.hop_latency[links_a]
-        lat = np.zeros(len(links_a))
-        for i, ps in enumerate(pr):
-            lat[i] = hop[i] + max((lat[q] for q in ps), default=0.0)
-        tid = self.n
-        self._append(
-            np.array([len(links_a)]),
-            links_a,
-            self.fabric.kind_weight(links_a, "unicast") * sh if len(links_a) else np.zeros(0),
-            size,
-            np.array([lat.max(initial=0.0)]),
-            0.0,
-            request,
-            1,
-        )
-        self.tree_preds[tid] = pr
+        rel = prepare_relays(self.fabric, [(links, preds, share)])
+        tid = int(self.add_relays(rel, size, request=request)[0])
         for dep in after_sent:
             self._edges(np.array([dep]), np.array([tid]), 1)
         return tid
@@ -276,6 +331,16 @@ class Schedule:
 
 
 def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> TreeFlow:
+    """The in-switch tree flow from ``sources`` to ``sinks`` (memoised; see _tree_flow)."""
+    if fabric.routing != "tree":
+        raise FabricError(f"in-switch collectives need a tree fabric; {fabric.name} is a mesh")
+    return _tree_flow(
+        fabric, tuple(sorted({int(s) for s in sources})), tuple(sorted({int(t) for t in sinks}))
+    )
+
+
+@functools.lru_cache(maxsize=8192)
+def _tree_flow(fabric: Fabric, src: tuple[int, ...], snk: tuple[int, ...]) -> TreeFlow:
     """The in-switch tree flow from ``sources`` (reduced) to ``sinks`` (multicast).
 
     Data climbs from every source to the lowest common ancestor switch of all endpoints,
@@ -291,10 +356,7 @@ def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> T
     flow: children and parent port in, child out). Either way no link carries the data
     twice (an I/O controller's shard on FRED's L1-L2 links, for instance).
     """
-    if fabric.routing != "tree":
-        raise FabricError(f"in-switch collectives need a tree fabric; {fabric.name} is a mesh")
-    src = sorted(set(int(s) for s in sources))
-    snk = sorted(set(int(t) for t in sinks))
+    src, snk = list(src), list(snk)
     if not src or not snk:
         raise FabricError("a tree flow needs at least one source and one sink")
     par = fabric.parent
