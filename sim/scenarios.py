@@ -45,7 +45,7 @@ class ScenarioBuilder:
 
     def __init__(self, params: SwitchParams, seed: int = 0) -> None:
         self.params = params
-        self.sw = FunctionalSwitch(params.ports, params.m, params.element)
+        self.sw = FunctionalSwitch(params.ports, params.m, params.element, arch=params.arch)
         self.rng = np.random.default_rng(seed)
         self._slot = 0
 

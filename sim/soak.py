@@ -77,7 +77,7 @@ def soak_routing(params: SwitchParams) -> Routing:
     flows = soak_flows(params.ports)
     if not params.element.is_float:
         try:
-            return route(flows, params.ports, params.m)
+            return route(flows, params.ports, params.m, arch=params.arch)
         except RouteConflict:
             pass
     # Float types (or a conflict): a multicast and a rotation, single-input flows only.

@@ -14,7 +14,13 @@ HELP = "generate the Verilog of a FRED switch and its JSON manifest"
 def add_params_arguments(p: argparse.ArgumentParser) -> None:
     """Generator parameters, shared by every command that builds a switch."""
     p.add_argument("--ports", "-P", type=int, required=True, help="switch ports P (>= 2)")
-    p.add_argument("--m", type=int, default=3, help="middle subnetworks m (>= 2; default 3)")
+    p.add_argument(
+        "--arch",
+        choices=("clos", "xbar"),
+        default="clos",
+        help="clos: the paper's Fred_m(P) (default); xbar: crossbar + reduction tree",
+    )
+    p.add_argument("--m", type=int, default=3, help="Clos middle subnetworks m (>= 2; default 3)")
     p.add_argument("--lanes", type=int, default=4, help="elements per flit (default 4)")
     p.add_argument(
         "--dtype",
@@ -39,6 +45,7 @@ def params_from(args: argparse.Namespace):
         regs_per_stage=args.regs_per_stage,
         slots=args.slots,
         word_width=args.word_width,
+        arch=args.arch,
     )
 
 
@@ -61,8 +68,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {v_path} and {j_path} in {seconds:.2f} s")
         c = info["config"]["topology"]["counts"]
+        title = (
+            f"Fred_{params.m}({params.ports})" if params.arch == "clos" else f"xbar({params.ports})"
+        )
         print(
-            f"Fred_{params.m}({params.ports}): {info['stages']} stages, {c['uswitches']} uSwitches "
+            f"{title}: {info['stages']} stages, {c['uswitches']} uSwitches "
             f"({c['adders']} x {params.lanes} {params.dtype} adders), latency "
             f"{info['latency_cycles']} cycles, {info['config']['config_bits']} configuration bits "
             f"= {info['config']['words_per_slot']} words per slot"

@@ -92,6 +92,18 @@ def test_sweep_standard_scenarios(sim, P, m, dtype):
 
 
 @pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("P,dtype", [(4, "fp16"), (7, "int16")])
+def test_crossbar_standard_scenarios(sim, P, dtype):
+    """The crossbar switch through the same manifest-driven bench, scenarios and patterns."""
+    params = SwitchParams(ports=P, m=3, lanes=2, dtype=dtype, arch="xbar")
+    scenarios = standard_scenarios(params, seed=P)
+    result = _run(params, sim, scenarios, f"xbar-{P}")
+    for sc, res in zip(scenarios, result.scenarios, strict=True):
+        if not any("reset_after" in ph for ph in sc["phases"]):
+            assert (res.in_flits, res.out_flits) == (_sent(sc), _expected(sc)), sc["name"]
+
+
+@pytest.mark.parametrize("sim", SIMS)
 @pytest.mark.parametrize("dtype", OTHER_DTYPES)
 def test_every_element_type(sim, dtype):
     params = SwitchParams(ports=4, m=3, lanes=3, dtype=dtype)
