@@ -16,6 +16,7 @@ from fredfab.sim.cli import main as fred
 
 OUT = "build/demo"
 SWITCH = ["--ports", "8", "--m", "3", "--lanes", "4", "--dtype", "bf16"]
+VARIANT = "fred_clos_p8_m3_l4_bf16_r1"  # SwitchParams(...).name of SWITCH
 
 
 def step(title: str, argv: list[str]) -> None:
@@ -40,7 +41,22 @@ def main() -> int:
         ["route", "--ports", "8", "--m", "3"]
         + [f"--flow={a},{a + 4}:{a},{a + 4}" for a in range(4)],
     )
-    card = []  # the co-simulated timing card, once step 3 has measured one
+    step(
+        "3. Co-simulate the generated Verilog on Verilator against the golden model, "
+        "and measure its timing card",
+        [
+            "cosim",
+            "--sim",
+            "verilator",
+            *SWITCH,
+            "--scenario",
+            "all_reduce",
+            "reduce_scatter",
+            "concurrent_flows",
+            "--timing-card",
+        ],
+    )
+    card = ["--timing-card", f"build/timing/{VARIANT}.json"]
     step(
         "4. Per-NPU bandwidth of each phase of MP2-DP5-PP2 on the wafer fabrics",
         [
