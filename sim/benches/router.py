@@ -16,13 +16,16 @@ from fredfab.model.switch_model import FunctionalSwitch
 NAME = "router"
 
 
-def _routable_sets(rng, ports: int, m: int, count: int) -> list[list[Flow]]:
+def _routable_sets(rng, ports: int, m: int, count: int) -> tuple[list[list[Flow]], float]:
+    """``count`` routable random sets of P/2 flows, and the share of draws that conflicted."""
     sets: list[list[Flow]] = []
+    draws = 0
     while len(sets) < count:
+        draws += 1
         flows = random_flow_set(rng, ports, n_flows=ports // 2)
         if routable(flows, ports, m):
             sets.append(flows)
-    return sets
+    return sets, 1 - count / draws
 
 
 def run(quick: bool = False) -> list[dict]:
@@ -31,7 +34,7 @@ def run(quick: bool = False) -> list[dict]:
     n_sets = 20 if quick else 100
     for ports in (16, 32, 64):
         for m in (2, 3):
-            sets = _routable_sets(rng, ports, m, n_sets)
+            sets, conflict_rate = _routable_sets(rng, ports, m, n_sets)
             times = []
             for flows in sets:
                 t0 = time.perf_counter()
@@ -46,6 +49,7 @@ def run(quick: bool = False) -> list[dict]:
                     "samples": len(times),
                     "median_ms": 1e3 * statistics.median(times),
                     "p90_ms": 1e3 * float(np.percentile(times, 90)),
+                    "conflict_rate": conflict_rate,
                 }
             )
     for ports, dtype in ((16, "fp16"), (16, "int32"), (64, "bf16")):
