@@ -49,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     names = sorted(m.name for m in pkgutil.iter_modules(benches.__path__))
     unknown = set(args.only or ()) - set(names)
     if unknown:
-        print(f"fred-bench: error: unknown benchmark(s) {sorted(unknown)}; have {names}", file=sys.stderr)
+        print(
+            f"fred-bench: error: unknown benchmark(s) {sorted(unknown)}; have {names}",
+            file=sys.stderr,
+        )
         return 2
     for name in names:
         if args.only and name not in args.only:

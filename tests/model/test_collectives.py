@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
+
 from fredfab.model.collectives import (
     AllGather,
     AllReduce,
@@ -30,7 +32,6 @@ from fredfab.model.collectives import (
 from fredfab.model.dtypes import ELEMENT_TYPES, ElementType, random_data, to_bits
 from fredfab.model.flow import Flow, FlowError, validate_flows
 from fredfab.model.golden import Tree, left_fold_tree, reduce_tree
-from hypothesis import given, settings
 
 INT32, FP16, BF16 = (ELEMENT_TYPES[n] for n in ("int32", "fp16", "bf16"))
 PORTS = 8  # every case below uses ports 0..7

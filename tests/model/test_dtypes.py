@@ -5,6 +5,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+
 from fredfab.model.dtypes import (
     ELEMENT_TYPES,
     FLOAT_TYPES,

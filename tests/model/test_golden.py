@@ -7,6 +7,8 @@ from fractions import Fraction
 import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
+
 from fredfab.model.dtypes import (
     ELEMENT_TYPES,
     FLOAT_TYPES,
@@ -28,7 +30,6 @@ from fredfab.model.golden import (
     tree_leaves,
     validate_tree,
 )
-from hypothesis import given, settings
 
 FP16, BF16, FP32 = (ELEMENT_TYPES[n] for n in ("fp16", "bf16", "fp32"))
 INT8, INT32 = ELEMENT_TYPES["int8"], ELEMENT_TYPES["int32"]
