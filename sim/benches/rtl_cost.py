@@ -1,8 +1,6 @@
-"""RTL generator figures: elaboration + Verilog conversion time, and Yosys cost vs P.
-
-Conversion: P = 8, 16, 32 at 8 lanes of bf16 (median of repeated runs in one process).
-Cost: P = 4, 8, 16, 32 of Fred_3(P) at one datapath width (1 lane of bf16, so the adders
-do not drown the interconnect), synthesised with sim/synth.py in parallel processes.
+"""Yosys cost of Fred_3(P) against P: P = 4, 8, 16, 32 at one datapath width (1 lane of
+bf16, so the adders do not drown the interconnect), synthesised with sim/synth.py in
+parallel processes (P = 32 takes tens of minutes).
 The uSwitch count of a Clos with m = 3 grows like P^log2(3) ~ P^1.58; the ratio columns
 show it against P log2 P.
 """
@@ -10,20 +8,10 @@ show it against P log2 P.
 from __future__ import annotations
 
 import math
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from fredfab.sim.benches import median_seconds
-
-NAME = "rtl"
-
-
-def _convert(params) -> None:
-    from fredfab.hw.manifest import generate
-
-    with tempfile.TemporaryDirectory() as tmp:
-        generate(params, Path(tmp))
+NAME = "rtl_cost"
 
 
 def _synth(params) -> dict:
@@ -39,18 +27,6 @@ def run(quick: bool = False) -> list[dict]:
     from fredfab.model.topology import Topology
 
     rows: list[dict] = []
-    for ports in (8, 16, 32):
-        params = SwitchParams(ports=ports, m=3, lanes=8, dtype="bf16")
-        t = median_seconds(lambda p=params: _convert(p), repeat=1 if quick else 3, warmup=0)
-        rows.append(
-            {
-                "what": "elaborate+verilog",
-                "ports": ports,
-                "lanes": 8,
-                "dtype": "bf16",
-                "median_s": t,
-            }
-        )
     sizes = (4, 8) if quick else (4, 8, 16, 32)
     variants = [SwitchParams(ports=p, m=3, lanes=1, dtype="bf16") for p in sizes]
     with ProcessPoolExecutor(max_workers=2) as pool:
