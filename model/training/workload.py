@@ -72,6 +72,19 @@ class WorkloadError(ValueError):
     """A workload description that is malformed or inconsistent."""
 
 
+#: The numeric columns of a layer, in a workload file and in ``Workload.arrays()``.
+LAYER_NUMBERS = (
+    "params",
+    "fwd_flops",
+    "bwd_flops",
+    "in_bytes",
+    "out_bytes",
+    "stash_bytes",
+    "stash_replicated_bytes",
+    "hbm_bytes",
+)
+
+
 @dataclass(frozen=True)
 class MPComm:
     """One collective a layer needs under model parallelism, per sample (scaled by the
@@ -123,17 +136,7 @@ class Workload:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Per-layer numeric columns as numpy arrays (for vectorised costs)."""
-        cols = (
-            "params",
-            "fwd_flops",
-            "bwd_flops",
-            "in_bytes",
-            "out_bytes",
-            "stash_bytes",
-            "stash_replicated_bytes",
-            "hbm_bytes",
-        )
-        out = {c: np.array([float(getattr(x, c)) for x in self.layers]) for c in cols}
+        out = {c: np.array([float(getattr(x, c)) for x in self.layers]) for c in LAYER_NUMBERS}
         out["split"] = np.array([x.mp == "split" for x in self.layers])
         return out
 
@@ -336,21 +339,7 @@ _TOP = {
 }
 _TRANSFORMER = {"layers", "hidden", "heads", "seq", "vocab", "flash_attention"}
 _RESNET = {"blocks", "image", "classes"}
-_LAYER = {
-    "name",
-    "kind",
-    "params",
-    "fwd_flops",
-    "bwd_flops",
-    "in_bytes",
-    "out_bytes",
-    "stash_bytes",
-    "stash_replicated_bytes",
-    "hbm_bytes",
-    "mp",
-    "mp_comm",
-    "repeat",
-}
+_LAYER = {"name", "kind", *LAYER_NUMBERS, "mp", "mp_comm", "repeat"}
 _COMM = {"op", "pass", "bytes"}
 _PUBLISHED = {"params", "source"}
 
