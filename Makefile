@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 demo: $(STAMP)
-	$(PY) -m fredfab.sim.demo
+	$(PY) -m fredfab.sim.cli.demo
 
 test: $(STAMP)
 	$(PY) -m pytest -n auto -q

@@ -1,6 +1,6 @@
 """Switch timing card: what one FRED switch costs in cycles, in a versioned JSON schema.
 
-Co-simulation of a generated switch (a separate issue) measures these numbers and writes a
+Co-simulation of a generated switch (fredfab.sim.verify.timing) measures these numbers and writes a
 card to ``build/timing/<variant>.json``. The system model reads a card and turns it into a
 per-hop latency and a sustainable bandwidth (fredfab.model.system.fabric.SwitchTiming).
 

@@ -1,5 +1,5 @@
 """The training model: workloads, NPU and execution settings, 3D-parallel layouts, memory,
-and an iteration as a task graph. fredfab.sim.training runs it on the network simulator."""
+and an iteration as a task graph. fredfab.sim.engines.training runs it on the network simulator."""
 
 from fredfab.model.training.config import NPU, TrainingConfig, config_from_table
 from fredfab.model.training.memory import MemoryReport, choose_policy

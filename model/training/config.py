@@ -82,7 +82,7 @@ class TrainingConfig:
     #: Gradients are reduced in buckets of at least this many bytes, each as soon as the
     #: backward of its layers is done. PyTorch DDP's default bucket_cap_mb = 25.
     dp_bucket_bytes: float = 25 * 2**20
-    #: Chunks per collective in the network simulator (sim/system.py DEFAULT_CHUNKS).
+    #: Chunks per collective in the network simulator (sim/engines/system.py DEFAULT_CHUNKS).
     chunks: int = 2
     #: Adam with mixed precision: FP32 master weights, momentum and variance, 12 bytes per
     #: parameter (ZeRO paper, K = 12); FP16 weights and gradients, 2 bytes each.

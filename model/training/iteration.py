@@ -2,8 +2,8 @@
 
 The collective times come from a ``CommCost``: ``time(op, groups, sizes)`` gives the seconds
 until every one of the concurrent collectives ``op`` over ``groups`` (sizes in bytes, one per
-group) has finished. fredfab.sim.training provides one backed by the network simulator; tests
-pass closed forms.
+group) has finished. fredfab.sim.engines.training provides one backed by the network
+simulator; tests pass closed forms.
 
 Weight-stationary (per stage s, microbatch i; MP collectives block the stage's compute,
 as in Megatron):

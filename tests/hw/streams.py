@@ -2,14 +2,14 @@
 
 Drivers insert random idle cycles before flits, monitors apply random backpressure; both
 are seeded, so a failure reproduces. Flow traffic and flit packing live in
-fredfab.sim.traffic, shared with the cocotb benches (fredfab.sim.cocotb_bench).
+fredfab.sim.verify.traffic, shared with the cocotb benches (fredfab.sim.verify.cocotb_bench).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fredfab.sim.traffic import Traffic, flow_traffic, pack, unpack
+from fredfab.sim.verify.traffic import Traffic, flow_traffic, pack, unpack
 
 __all__ = ["Traffic", "driver", "flow_traffic", "monitor", "pack", "unpack"]
 

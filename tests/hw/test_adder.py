@@ -27,7 +27,7 @@ from fredfab.hw.adder import (
 )
 from fredfab.model import golden
 from fredfab.model.dtypes import ELEMENT_TYPES, from_bits, to_bits
-from fredfab.sim.toolchain import ToolMissing
+from fredfab.sim.verify.toolchain import ToolMissing
 from tests.hw.adder_harness import (
     BUILD_ROOT,
     FORMATS,

@@ -11,7 +11,7 @@ from fredfab.hw.params import SwitchParams
 from fredfab.model.config import Configuration
 from fredfab.model.topology import Topology
 from fredfab.sim.cli import main
-from fredfab.sim.toolchain import verilator_lint
+from fredfab.sim.verify.toolchain import verilator_lint
 
 VARIANTS = [
     SwitchParams(ports=2, m=2, lanes=1, dtype="int8"),

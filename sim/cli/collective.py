@@ -1,0 +1,118 @@
+"""`fred collective`: time one collective on one or more wafer fabrics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from fredfab.model.flow import FlowError, parse_ports
+from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
+from fredfab.model.system.units import fmt_bytes, fmt_time, parse_size
+from fredfab.sim.engines.system import DEFAULT_CHUNKS, simulate
+
+NAME = "collective"
+HELP = "time a collective (All-Reduce, ...) over an NPU group on a wafer fabric"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fabric",
+        action="append",
+        metavar="NAME|FILE",
+        help=f"fabric: {', '.join(shipped_fabrics())}, mesh, all, or a TOML file; "
+        "repeat to compare (default: all shipped)",
+    )
+    p.add_argument("--op", default="all-reduce", help=f"one of {', '.join(OPS)} (or multicast)")
+    p.add_argument(
+        "--group", default="all", help="NPU ids, e.g. 0-19 or 0,4,8 (p2p: SRC,DST; default all)"
+    )
+    p.add_argument("--size", required=True, help="bytes per NPU, e.g. 64MiB, 1GB, 4096")
+    p.add_argument("--root", type=int, help="root NPU of reduce / broadcast (default: first)")
+    p.add_argument(
+        "--chunks", type=int, default=DEFAULT_CHUNKS, help=f"chunks (default {DEFAULT_CHUNKS})"
+    )
+    p.add_argument("--sharing", choices=("maxmin", "proportional"), default="maxmin")
+    p.add_argument(
+        "--engine",
+        choices=("flow", "packet"),
+        default="flow",
+        help="flow-level simulator, or the brute-force packet model (small only)",
+    )
+    p.add_argument(
+        "--resolution-ns",
+        type=float,
+        default=0.0,
+        help="event time grid in ns (0 = exact; speeds up big desynchronised runs)",
+    )
+    p.add_argument("--timing-card", metavar="JSON", help="switch timing card to use")
+    p.add_argument(
+        "--on-conflict",
+        choices=("fallback", "error"),
+        default="fallback",
+        help="unroutable in-switch configurations: fall back (reported) or fail",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def fabrics_from(args: argparse.Namespace):
+    names = args.fabric or ["all"]
+    out = []
+    for n in names:
+        if n == "all":
+            out += [load_fabric(s, timing_card=args.timing_card) for s in shipped_fabrics()]
+        else:
+            out.append(load_fabric(n, timing_card=args.timing_card))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    size = parse_size(args.size)
+    rows = []
+    for fab in fabrics_from(args):
+        if args.group == "all":
+            group = list(range(fab.num_npus))
+        else:
+            try:
+                group = parse_ports(args.group, what="--group")
+            except FlowError as exc:
+                raise ValueError(str(exc)) from None
+        req = CollectiveRequest(args.op, group, size, root=args.root)
+        res = simulate(
+            fab,
+            [req],
+            chunks=args.chunks,
+            sharing=args.sharing,
+            on_conflict=args.on_conflict,
+            engine=args.engine,
+            resolution=args.resolution_ns * 1e-9,
+        )
+        r = res.requests[0]
+        rows.append(
+            {
+                "fabric": fab.name,
+                **r.to_dict(),
+                "fallbacks": list(res.fallbacks),
+                "notes": list(res.notes),
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"{rows[0]['op']} of {fmt_bytes(size)} over {rows[0]['group_size']} NPUs")
+    head = f"{'fabric':<10} {'algorithm':<28} {'time':>11} {'algbw GB/s':>11} {'per-NPU GB/s':>13}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(
+            f"{r['fabric']:<10} {r['algorithm']:<28} {fmt_time(r['time_s']):>11} "
+            f"{r['algbw_GBps']:>11.1f} {r['busbw_GBps']:>13.1f}"
+        )
+        for fb in r["fallbacks"]:
+            print(f"  fallback: {fb}")
+        for nt in r["notes"]:
+            print(f"  note: {nt}")
+    print(
+        "per-NPU = effective bandwidth an endpoint ring algorithm would need per NPU "
+        "(bus bandwidth)"
+    )
+    return 0

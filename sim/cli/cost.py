@@ -1,0 +1,126 @@
+"""`fred cost`: synthesise Clos and crossbar switches and compare their hardware cost."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from fredfab.model.flow import parse_ports
+
+NAME = "cost"
+HELP = "synthesise switches with Yosys and compare area, adders, muxes, flops, depth, latency"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ports", default="4,8,16", help="port counts, e.g. 4,8,16,32 (default 4,8,16)")
+    p.add_argument("--arch", default="clos,xbar", help="architectures: clos, xbar or both")
+    p.add_argument("--m", type=int, default=3, help="middle subnetworks of the Clos (default 3)")
+    p.add_argument("--lanes", type=int, default=1, help="elements per flit (default 1)")
+    p.add_argument("--dtype", default="bf16", help="element type (default bf16)")
+    p.add_argument("--jobs", type=int, default=2, help="parallel synthesis processes (2)")
+    p.add_argument("-o", "--out", type=Path, default=Path("build/cost"), help="output folder")
+    p.add_argument("--no-plot", action="store_true", help="skip the plot")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _one(params) -> dict:
+    from fredfab.hw.switch import FredSwitch
+    from fredfab.sim.verify.synth import synthesize
+
+    report = synthesize(FredSwitch(params), params.name, Path("build/cost/synth") / params.name)
+    counts = params.topology.counts()
+    return {
+        "arch": params.arch,
+        "ports": params.ports,
+        "m": params.m if params.arch == "clos" else None,
+        "lanes": params.lanes,
+        "dtype": params.dtype,
+        "nand2_eq": round(report.nand2_eq),
+        "adders": counts["adders"] * params.lanes,
+        "mux_inputs": 2 * report.mux2,
+        "flops": report.flops,
+        "logic_depth": report.logic_depth,
+        "latency_cycles": params.latency_cycles,
+        "nodes": counts["uswitches"],
+        "config_bits": counts["config_bits"],
+        "cells": report.cells,
+        "synth_seconds": round(report.seconds, 1),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from fredfab.hw.params import SwitchParams
+
+    ports = sorted(set(parse_ports(args.ports, what="--ports")))
+    arches = [a.strip() for a in args.arch.split(",") if a.strip()]
+    variants = [
+        SwitchParams(ports=p, m=args.m, lanes=args.lanes, dtype=args.dtype, arch=a)
+        for a in arches
+        for p in ports
+    ]
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(_one, variants))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "cost.json").write_text(json.dumps(rows, indent=1) + "\n")
+    if not args.no_plot:
+        plot = args.out / "cost.png"
+        _plot(rows, plot)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(format_cost_table(rows))
+    print(f"\nJSON: {args.out / 'cost.json'}" + ("" if args.no_plot else f"; plot: {plot}"))
+    return 0
+
+
+def format_cost_table(rows: list[dict]) -> str:
+    cols = [
+        ("arch", "arch", "<5", ""),
+        ("P", "ports", ">3", ""),
+        ("NAND2 eq", "nand2_eq", ">10", ","),
+        ("adders", "adders", ">7", ""),
+        ("mux in", "mux_inputs", ">8", ","),
+        ("flops", "flops", ">7", ","),
+        ("depth", "logic_depth", ">6", ""),
+        ("latency", "latency_cycles", ">8", ""),
+    ]
+    head = " ".join(f"{title:{align}}" for title, _, align, _ in cols)
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(" ".join(f"{r[key]:{align}{sep}}" for _, key, align, sep in cols))
+    return "\n".join(lines)
+
+
+def _plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    for arch in sorted({r["arch"] for r in rows}):
+        rs = sorted((r for r in rows if r["arch"] == arch), key=lambda r: r["ports"])
+        xs = [r["ports"] for r in rs]
+        for ax, key, label in zip(
+            axes,
+            ("nand2_eq", "flops", "latency_cycles"),
+            ("NAND2 equivalents", "flip-flops", "latency (cycles)"),
+            strict=True,
+        ):
+            ax.plot(xs, [r[key] for r in rs], marker="o", label=arch)
+            ax.set_xlabel("ports P")
+            ax.set_ylabel(label)
+            ax.set_xscale("log", base=2)
+            if key != "latency_cycles":
+                ax.set_yscale("log")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend()
+    lanes, dtype = rows[0]["lanes"], rows[0]["dtype"]
+    fig.suptitle(f"FRED switch cost, {lanes} x {dtype} per flit (Yosys, technology independent)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,108 @@
+"""`fred estimate`: one training iteration of a workload on one fabric, with its breakdown."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from fredfab.model.system.units import fmt_time
+from fredfab.model.training import shipped_workloads
+from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
+from fredfab.sim.engines.training import LABELS, estimate
+
+NAME = "estimate"
+HELP = "estimate one training iteration (compute + exposed communication) on a fabric"
+
+
+def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) -> None:
+    """Options shared by estimate, compare and sweep."""
+    p.add_argument(
+        "--workload",
+        required=True,
+        metavar="NAME|FILE",
+        help=f"{', '.join(shipped_workloads())}, or a workload TOML file",
+    )
+    if strategy:
+        p.add_argument("--strategy", help="e.g. MP2-DP5-PP2 (default: the workload's)")
+    p.add_argument("--execution", choices=EXECUTIONS, help="override the workload's execution")
+    p.add_argument("--microbatches", type=int, help="microbatches per iteration")
+    p.add_argument(
+        "--samples-per-replica", type=int, help="samples per DP replica (minibatch = DP x this)"
+    )
+    p.add_argument("--zero-stage", type=int, choices=(0, 1, 2), help="ZeRO stage on DP")
+    p.add_argument("--placement", help="dimension order innermost first (default mp-pp-dp)")
+    p.add_argument("--recompute", choices=RECOMPUTE, help="activation recomputation policy")
+    p.add_argument("--accumulation", type=int, help="weight-streaming accumulation passes")
+    p.add_argument("--pipeline", choices=PIPELINES, help="pipeline schedule")
+    p.add_argument("--chunks", type=int, help="chunks per collective in the network simulator")
+    p.add_argument(
+        "--efficiency", type=float, help=f"NPU compute efficiency (default {NPU.efficiency})"
+    )
+    p.add_argument("--hbm-GB", type=float, help="NPU HBM capacity in GB (default 80)")
+    p.add_argument("--timing-card", metavar="JSON", help="switch timing card for FRED fabrics")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def overrides(args: argparse.Namespace) -> dict:
+    return {
+        "execution": args.execution,
+        "microbatches": args.microbatches,
+        "samples_per_replica": args.samples_per_replica,
+        "zero_stage": args.zero_stage,
+        "placement": args.placement,
+        "recompute": args.recompute,
+        "accumulation": args.accumulation,
+        "pipeline": args.pipeline,
+        "chunks": args.chunks,
+    }
+
+
+def npu_from(args: argparse.Namespace) -> NPU:
+    kw = {}
+    if args.efficiency is not None:
+        kw["efficiency"] = args.efficiency
+    if args.hbm_GB is not None:
+        kw["hbm_bytes"] = args.hbm_GB * 1e9
+    return NPU(**kw)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fabric", default="fred-d", metavar="NAME|FILE", help="fabric (fred-d)")
+    add_training_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    e = estimate(
+        args.workload,
+        args.fabric,
+        args.strategy,
+        npu=npu_from(args),
+        timing_card=args.timing_card,
+        **overrides(args),
+    )
+    if args.json:
+        print(json.dumps(e.to_dict(), indent=1))
+        return 0
+    print(f"{e.workload} on {e.fabric}, {e.strategy}, {e.execution}")
+    s = e.settings
+    print(
+        f"  minibatch {e.minibatch} ({s['samples_per_replica']} per replica), "
+        f"{s['microbatches']} microbatch(es), ZeRO-{s['zero_stage']}, placement "
+        f"{s['placement']}, {s['pipeline']}, recompute {s['recompute']}, "
+        f"accumulation {s['accumulation']}"
+    )
+    print(f"  memory: {e.memory.describe()}")
+    if not e.ok:
+        print(f"  does not fit: {e.status}; not estimated")
+        return 0
+    print(f"  time per iteration: {fmt_time(e.time)} ({e.throughput:.4g} samples/s)")
+    print("  critical path:")
+    for c, label in LABELS.items():
+        v = e.breakdown[c]
+        print(f"    {label:<8}{fmt_time(v):>12}  {100 * v / e.time:5.1f}%")
+    print(f"  busiest NPU computes {fmt_time(e.compute_busy)} of it")
+    if e.timing_card:
+        print(f"  switch timing card: {e.timing_card}")
+    for n in e.notes:
+        print(f"  note: {n}")
+    return 0

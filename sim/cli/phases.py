@@ -1,0 +1,121 @@
+"""`fred phases`: effective per-NPU bandwidth of each 3D-parallel phase on each fabric."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from fredfab.model.system import Strategy
+from fredfab.model.system.units import fmt_bytes, fmt_time, parse_size
+from fredfab.sim.cli.collective import fabrics_from
+from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
+
+NAME = "phases"
+HELP = "per-NPU bandwidth of the MP, DP and PP phases of a 3D-parallel strategy, per fabric"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fabric",
+        action="append",
+        metavar="NAME|FILE",
+        help="fabric name or TOML file; repeat to compare (default: all shipped fabrics)",
+    )
+    p.add_argument("--strategy", required=True, help="e.g. MP2-DP5-PP2 (MP x DP x PP <= NPUs)")
+    p.add_argument("--size", help="bytes per NPU for every phase, e.g. 64MiB")
+    p.add_argument("--mp-size", help="override the MP All-Reduce size")
+    p.add_argument("--dp-size", help="override the DP All-Reduce size")
+    p.add_argument("--pp-size", help="override the PP activation size")
+    p.add_argument(
+        "--chunks", type=int, default=DEFAULT_CHUNKS, help=f"chunks (default {DEFAULT_CHUNKS})"
+    )
+    p.add_argument("--timing-card", metavar="JSON", help="switch timing card to use")
+    p.add_argument("-o", "--output", help="plot file (.png or .svg; default build/phases/...)")
+    p.add_argument("--format", choices=("png", "svg"), default="png", help="default plot format")
+    p.add_argument("--no-plot", action="store_true", help="skip the plot")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace) -> int:
+    st = Strategy.parse(args.strategy)
+    sizes = {
+        k: (parse_size(v) if v is not None else None)
+        for k, v in (("mp", args.mp_size), ("dp", args.dp_size), ("pp", args.pp_size))
+    }
+    base = parse_size(args.size) if args.size is not None else None
+    for k, v in sizes.items():
+        if v is None and base is None:
+            raise ValueError(f"give --size (or --{k}-size for every phase)")
+    table = {}
+    for fab in fabrics_from(args):
+        res = phase_bandwidth(
+            fab,
+            st,
+            base,
+            mp_bytes=sizes["mp"],
+            dp_bytes=sizes["dp"],
+            pp_bytes=sizes["pp"],
+            chunks=args.chunks,
+        )
+        table[fab.name] = res
+    phases = [ph for ph in ("MP", "DP", "PP") if any(ph in r for r in table.values())]
+    plot = None
+    if not args.no_plot and phases:
+        plot = _plot(table, phases, st, args)
+    if args.json:
+        out = {
+            "strategy": str(st),
+            "fabrics": {f: {ph: r.to_dict() for ph, r in res.items()} for f, res in table.items()},
+            "plot": str(plot) if plot else None,
+        }
+        print(json.dumps(out, indent=1))
+        return 0
+    print(f"{st}: per-NPU effective bandwidth (GB/s) and time per phase, all groups at once")
+    for ph in phases:
+        r0 = next(r[ph] for r in table.values() if ph in r)
+        print(
+            f"  {ph}: {r0.groups} x {r0.op} over {r0.group_size} NPUs, {fmt_bytes(r0.size_bytes)}"
+        )
+    head = f"{'fabric':<10}" + "".join(f"{ph + ' GB/s':>12}{ph + ' time':>12}" for ph in phases)
+    print(head)
+    print("-" * len(head))
+    for f, res in table.items():
+        cells = "".join(
+            f"{res[ph].busbw / 1e9:>12.1f}{fmt_time(res[ph].time):>12}" for ph in phases
+        )
+        print(f"{f:<10}{cells}")
+        for ph in phases:
+            for fb in res[ph].fallbacks:
+                print(f"  {ph} fallback: {fb}")
+    if plot:
+        print(f"plot: {plot}")
+    return 0
+
+
+def _plot(table, phases, st: Strategy, args) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(args.output) if args.output else Path("build/phases") / f"{st}.{args.format}"
+    if out.suffix not in (".png", ".svg"):
+        raise ValueError(f"plot file {out}: use a .png or .svg name")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fabs = list(table)
+    width = 0.8 / len(fabs)
+    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(phases), 3.6))
+    for i, f in enumerate(fabs):
+        xs = [p + (i - (len(fabs) - 1) / 2) * width for p in range(len(phases))]
+        ys = [table[f][ph].busbw / 1e9 if ph in table[f] else 0.0 for ph in phases]
+        ax.bar(xs, ys, width, label=f)
+    ax.set_xticks(range(len(phases)), phases)
+    ax.set_ylabel("per-NPU effective bandwidth (GB/s)")
+    ax.set_title(f"{st}: 3D-parallel phases, all groups concurrent")
+    ax.legend(fontsize="small", ncol=min(len(fabs), 3))
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+    return out

@@ -1,1 +1,0 @@
-"""One module per `fred` subcommand (see fredfab.sim.cli)."""

