@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fredfab.model.system.units import GB, to_ns
 from fredfab.model.timing_card import KINDS, TimingCard, default_card
 
 NODE_KINDS = ("npu", "switch", "io")
@@ -451,9 +452,9 @@ class Fabric:
             "io_controllers": len(self.ios),
             "switches": len(self.switches),
             "directed_links": len(self.links),
-            "min_link_GBps": float(bw.min() / 1e9),
-            "max_link_GBps": float(bw.max() / 1e9),
-            "switch_hop_latency_ns": self.timing.hop_latency * 1e9 if self.switches else 0.0,
+            "min_link_GBps": float(bw.min() / GB),
+            "max_link_GBps": float(bw.max() / GB),
+            "switch_hop_latency_ns": to_ns(self.timing.hop_latency) if self.switches else 0.0,
             "timing_card": self.timing.card.source or self.timing.card.simulator,
         }
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fredfab.model.system.fabric import Fabric, FabricError, Node, SwitchTiming, build_links
-
-GB = 1e9
-NS = 1e-9
+from fredfab.model.system.units import GB, NS
 
 #: Mesh NPU-NPU link, per direction: 3 TB/s of NPU send bandwidth over 4 links (section 3).
 MESH_LINK_BW = 750 * GB

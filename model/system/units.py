@@ -1,21 +1,55 @@
-"""Byte sizes and bandwidths as people write them: 64MiB, 1.5GB, 4096."""
+"""Units of the system and training models, and sizes as people write them (64MiB, 1.5GB).
+
+Every model works in bytes, seconds, bytes/s and Hz; files and reports use the units below.
+These constants are the only place their values are written.
+"""
 
 from __future__ import annotations
 
 import re
 
+#: The decimal prefix giga: GB, GB/s (link rates are quoted in decimal units), GHz, GFLOP.
+GIGA = 1e9
+#: Bytes in a (decimal) kilobyte, megabyte, gigabyte and terabyte.
+KB = 1e3
+MB = 1e6
+GB = GIGA
+TB = 1e12
+#: Bytes in a kibibyte, mebibyte, gibibyte and tebibyte.
+KIB = 2**10
+MIB = 2**20
+GIB = 2**30
+TIB = 2**40
+#: Seconds in a nanosecond, microsecond and millisecond.
+NS = 1e-9
+US = 1e-6
+MS = 1e-3
+#: Hertz in a gigahertz.
+GHZ = GIGA
+
 _UNITS = {
     "": 1,
     "b": 1,
-    "kb": 1e3,
-    "mb": 1e6,
-    "gb": 1e9,
-    "tb": 1e12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
+    "kb": KB,
+    "mb": MB,
+    "gb": GB,
+    "tb": TB,
+    "kib": KIB,
+    "mib": MIB,
+    "gib": GIB,
+    "tib": TIB,
 }
+
+
+def to_ns(seconds: float) -> float:
+    """``seconds`` in nanoseconds. Multiplies by 1e9: dividing by NS would round, e.g. 7 ns
+    to 6.999999999999999."""
+    return seconds * 1e9
+
+
+def to_ms(seconds: float) -> float:
+    """``seconds`` in milliseconds (multiplies by 1e3, for the same reason as to_ns)."""
+    return seconds * 1e3
 
 
 def parse_size(text: str | float | int) -> float:
@@ -33,17 +67,3 @@ def parse_size(text: str | float | int) -> float:
     if value < 0:
         raise ValueError(f"size {text!r} is negative")
     return value
-
-
-def fmt_bytes(n: float) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.4g} {unit}"
-    return f"{n:.0f} B"
-
-
-def fmt_time(t: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if t >= scale:
-            return f"{t / scale:.4g} {unit}"
-    return f"{t / 1e-9:.4g} ns"

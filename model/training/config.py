@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from fredfab.model.system.placement import Strategy
+from fredfab.model.system.units import GB, MIB
 
 EXECUTIONS = ("weight-stationary", "weight-streaming")
 RECOMPUTE = ("auto", "none", "full")
@@ -37,9 +38,9 @@ class NPU:
     efficiency: float = 0.5
     #: HBM bandwidth: the paper's NPU has 6 TB/s to its 5 HBM3 stacks (3 read + 3 write,
     #: section 3); taken as one 6 TB/s budget. (An H100 SXM has 3.35 TB/s.)
-    hbm_bandwidth: float = 6e12
+    hbm_bandwidth: float = 6000 * GB
     #: HBM capacity: H100 SXM, 80 GB (section 3: not stated by the paper, use H100 figures).
-    hbm_bytes: float = 80e9
+    hbm_bytes: float = 80 * GB
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -81,7 +82,7 @@ class TrainingConfig:
     pipeline: str = "1f1b"
     #: Gradients are reduced in buckets of at least this many bytes, each as soon as the
     #: backward of its layers is done. PyTorch DDP's default bucket_cap_mb = 25.
-    dp_bucket_bytes: float = 25 * 2**20
+    dp_bucket_bytes: float = 25 * MIB
     #: Chunks per collective in the network simulator (sim/engines/system.py DEFAULT_CHUNKS).
     chunks: int = 2
     #: Adam with mixed precision: FP32 master weights, momentum and variance, 12 bytes per

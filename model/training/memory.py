@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fredfab.model.system.units import GB
 from fredfab.model.training.config import NPU, TrainingConfig
 from fredfab.model.training.workload import FP16, Workload
 
@@ -45,12 +46,12 @@ class MemoryReport:
     def to_dict(self) -> dict:
         return {
             "stage": self.stage,
-            "weights_GB": self.weights / 1e9,
-            "gradients_GB": self.gradients / 1e9,
-            "optimizer_GB": self.optimizer / 1e9,
-            "activations_GB": self.activations / 1e9,
-            "total_GB": self.total / 1e9,
-            "capacity_GB": self.capacity / 1e9,
+            "weights_GB": self.weights / GB,
+            "gradients_GB": self.gradients / GB,
+            "optimizer_GB": self.optimizer / GB,
+            "activations_GB": self.activations / GB,
+            "total_GB": self.total / GB,
+            "capacity_GB": self.capacity / GB,
             "fits": self.fits,
             "recompute": self.recompute,
             "accumulation": self.accumulation,
@@ -58,10 +59,10 @@ class MemoryReport:
 
     def describe(self) -> str:
         return (
-            f"{self.total / 1e9:.1f} GB per NPU (stage {self.stage}: weights "
-            f"{self.weights / 1e9:.1f}, gradients {self.gradients / 1e9:.1f}, optimizer "
-            f"{self.optimizer / 1e9:.1f}, activations {self.activations / 1e9:.1f}) "
-            f"vs {self.capacity / 1e9:.0f} GB HBM; recompute {self.recompute}, "
+            f"{self.total / GB:.1f} GB per NPU (stage {self.stage}: weights "
+            f"{self.weights / GB:.1f}, gradients {self.gradients / GB:.1f}, optimizer "
+            f"{self.optimizer / GB:.1f}, activations {self.activations / GB:.1f}) "
+            f"vs {self.capacity / GB:.0f} GB HBM; recompute {self.recompute}, "
             f"accumulation {self.accumulation}"
         )
 

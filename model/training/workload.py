@@ -59,6 +59,8 @@ from typing import Any
 
 import numpy as np
 
+from fredfab.model.system.units import GIGA
+
 SCHEMA = "fred-workload/1"
 DATA_DIR = Path(__file__).with_name("data")
 #: Bytes per activation, weight and gradient element: FP16 (fred-reference.md section 4).
@@ -147,7 +149,7 @@ class Workload:
             "layers": self.num_layers,
             "params": self.params,
             "published_params": self.published_params,
-            "fwd_GFLOP_per_sample": float(a["fwd_flops"].sum() / 1e9),
+            "fwd_GFLOP_per_sample": float(a["fwd_flops"].sum() / GIGA),
             "input_bytes_per_sample": self.input_bytes,
             "shape": dict(self.shape),
         }

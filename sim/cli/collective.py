@@ -7,7 +7,8 @@ import json
 
 from fredfab.model.flow import FlowError, parse_ports
 from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
-from fredfab.model.system.units import fmt_bytes, fmt_time, parse_size
+from fredfab.model.system.units import parse_size
+from fredfab.sim.cli.report import fmt_bytes, fmt_time
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, simulate
 
 NAME = "collective"

@@ -7,12 +7,8 @@ import json
 from pathlib import Path
 
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
-from fredfab.sim.engines.training import (
-    DEFAULT_FABRICS,
-    compare,
-    format_compare_table,
-    plot_compare,
-)
+from fredfab.sim.cli.report import format_compare_table, plot_compare
+from fredfab.sim.engines.training import DEFAULT_FABRICS, compare
 
 NAME = "compare"
 HELP = "compare a training workload on the mesh and FRED-A..D (time, breakdown, speedup)"

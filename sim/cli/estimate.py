@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from fredfab.model.system.units import fmt_time
 from fredfab.model.training import shipped_workloads
 from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
-from fredfab.sim.engines.training import LABELS, estimate
+from fredfab.sim.cli.report import LABELS, fmt_time
+from fredfab.sim.engines.training import estimate
 
 NAME = "estimate"
 HELP = "estimate one training iteration (compute + exposed communication) on a fabric"

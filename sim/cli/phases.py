@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from fredfab.model.system import Strategy
-from fredfab.model.system.units import fmt_bytes, fmt_time, parse_size
+from fredfab.model.system.units import parse_size
 from fredfab.sim.cli.collective import fabrics_from
+from fredfab.sim.cli.report import fmt_bytes, fmt_time
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
 
 NAME = "phases"

@@ -7,13 +7,8 @@ import json
 from pathlib import Path
 
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
-from fredfab.sim.engines.training import (
-    DEFAULT_FABRICS,
-    Progress,
-    format_sweep_table,
-    plot_sweep,
-    sweep,
-)
+from fredfab.sim.cli.report import Progress, format_sweep_table, plot_sweep
+from fredfab.sim.engines.training import DEFAULT_FABRICS, sweep
 
 NAME = "sweep"
 HELP = "evaluate every MP x DP x PP strategy on every fabric; best per fabric and spread"

@@ -33,6 +33,7 @@ from fredfab.model.system.algorithms import CollectiveRequest, Plan, build, bus_
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.placement import Strategy
 from fredfab.model.system.schedule import LaneConflict, Schedule, switch_flows
+from fredfab.model.system.units import GB
 from fredfab.sim.engines.netsim import SHARING, run_schedule
 
 ENGINES = ("flow", "packet")
@@ -81,8 +82,8 @@ class RequestResult:
             "start_s": self.start,
             "end_s": self.end,
             "time_s": self.time,
-            "algbw_GBps": self.algbw / 1e9,
-            "busbw_GBps": self.busbw / 1e9,
+            "algbw_GBps": self.algbw / GB,
+            "busbw_GBps": self.busbw / GB,
             "batch": self.batch,
         }
 
@@ -291,7 +292,7 @@ class PhaseResult:
             "group_size": self.group_size,
             "size_bytes": self.size_bytes,
             "time_s": self.time,
-            "busbw_GBps": self.busbw / 1e9,
+            "busbw_GBps": self.busbw / GB,
             "algorithms": list(self.algorithms),
             "fallbacks": list(self.fallbacks),
             "batches": self.batches,
