@@ -25,11 +25,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fredfab.model.system.units import GB, to_ns
+from fredfab.model.system.units import GB, GHZ, to_ns
 from fredfab.model.timing_card import KINDS, TimingCard, default_card
+from fredfab.model.toml_fields import check_choice, check_int, check_number
 
 NODE_KINDS = ("npu", "switch", "io")
 ROUTINGS = ("xy", "tree")
+CONDITIONS = ("ready", "backpressure")
+
+# Size limits of a fabric (docs/system-model.md, "Limits and approximations"). They sit well
+# above the paper's 20-NPU wafer and the 1,024-NPU fabrics the benchmarks run, and low enough
+# that a typo (radix = [100000, 100000]) fails at once instead of building a graph for hours.
+#: NPUs per fabric.
+MAX_NPUS = 4096
+#: I/O controllers per fabric.
+MAX_IO_CONTROLLERS = 1024
+#: Switches per fabric (a tree of MAX_NPUS NPUs has fewer unless levels have radix 1).
+MAX_SWITCHES = 4096
+#: Levels of a switch tree: a binary tree over MAX_NPUS NPUs.
+MAX_TREE_LEVELS = 12
+#: The m of Fred_m(P) (the paper uses 3).
+MAX_SWITCH_M = 64
+#: Flit width in bytes (the paper's is 512).
+MAX_FLIT_BYTES = 65536
 
 
 class FabricError(ValueError):
@@ -66,24 +84,21 @@ class SwitchTiming:
 
     card: TimingCard = field(default_factory=default_card)
     #: Switch clock. Assumption: the paper gives none; 1 GHz is a conservative clock for the
-    #: 15 nm NanGate library the paper's post-layout numbers use.
-    clock_hz: float = 1e9
+    #: 15 nm NanGate library the paper's post-layout numbers use. This is the one default:
+    #: fabric files state ``[switch] clock_GHz`` only to differ from it.
+    clock_hz: float = 1 * GHZ
     #: Flit width, fred-reference.md section 2 (flit 512 B). Used to report the datapath
-    #: lanes a link rate implies; the bandwidth model itself needs only the fraction.
+    #: lanes a link rate implies; the bandwidth model itself needs only the fraction. The one
+    #: default: fabric files state ``[switch] flit_bytes`` only to differ from it.
     flit_bytes: int = 512
     #: Which measured throughput applies: "ready" (outputs always ready: the switch's own
     #: capability; congestion is modelled by the network simulator) or "backpressure".
     condition: str = "ready"
 
     def __post_init__(self) -> None:
-        if not (self.clock_hz > 0 and math.isfinite(self.clock_hz)):
-            raise FabricError(f"switch clock must be > 0 Hz, got {self.clock_hz}")
-        if self.flit_bytes <= 0:
-            raise FabricError(f"flit width must be > 0 bytes, got {self.flit_bytes}")
-        if self.condition not in ("ready", "backpressure"):
-            raise FabricError(
-                f"throughput condition {self.condition!r}: use 'ready' or 'backpressure'"
-            )
+        check_number(self.clock_hz, "switch clock (Hz)", lo=0, lo_open=True, error=FabricError)
+        check_int(self.flit_bytes, "flit width (bytes)", lo=1, hi=MAX_FLIT_BYTES, error=FabricError)
+        check_choice(self.condition, "throughput condition", CONDITIONS, error=FabricError)
 
     @property
     def hop_latency(self) -> float:
@@ -127,7 +142,9 @@ class Fabric:
         self.description = description
         self.routing = routing
         self.in_switch = bool(in_switch)
-        self.switch_m = int(switch_m)
+        self.switch_m = check_int(
+            switch_m, f"fabric {name!r}: switch_m", lo=2, hi=MAX_SWITCH_M, error=FabricError
+        )
         self.timing = timing or SwitchTiming()
         self.nodes = tuple(nodes)
         self.links = tuple(links)
@@ -164,8 +181,6 @@ class Fabric:
             raise FabricError(
                 f"fabric {name!r}: in-switch collectives need a tree of FRED switches"
             )
-        if self.switch_m < 2:
-            raise FabricError(f"fabric {name!r}: switch_m must be >= 2, got {self.switch_m}")
 
     # ------------------------------------------------------------------ validation
     def _validate_basic(self) -> None:
@@ -184,6 +199,12 @@ class Fabric:
                 raise FabricError(f"{where}: nodes must be ordered NPUs, I/O controllers, switches")
         if not any(v.kind == "npu" for v in self.nodes):
             raise FabricError(f"{where}: has no NPU")
+        check_counts(
+            sum(v.kind == "npu" for v in self.nodes),
+            sum(v.kind == "io" for v in self.nodes),
+            sum(v.kind == "switch" for v in self.nodes),
+            where,
+        )
         seen: set[tuple[int, int]] = set()
         for i, lk in enumerate(self.links):
             if lk.id != i:
@@ -463,6 +484,17 @@ class Fabric:
             f"Fabric({self.name!r}, npus={self.num_npus}, ios={len(self.ios)}, "
             f"switches={len(self.switches)}, routing={self.routing!r})"
         )
+
+
+def check_counts(npus: int, ios: int, switches: int, where: str) -> None:
+    """Raise FabricError if a fabric of these node counts exceeds the size limits."""
+    for what, n, hi in (
+        ("NPUs", npus, MAX_NPUS),
+        ("I/O controllers", ios, MAX_IO_CONTROLLERS),
+        ("switches", switches, MAX_SWITCHES),
+    ):
+        if n > hi:
+            raise FabricError(f"{where}: {n} {what}; a fabric has at most {hi}")
 
 
 def build_links(pairs: Iterable[tuple[int, int, float, float]]) -> list[Link]:

@@ -8,8 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fredfab.model.system.fabric import Fabric, FabricError, Node, SwitchTiming, build_links
+from fredfab.model.system.fabric import (
+    MAX_IO_CONTROLLERS,
+    MAX_NPUS,
+    MAX_TREE_LEVELS,
+    Fabric,
+    FabricError,
+    Node,
+    SwitchTiming,
+    build_links,
+    check_counts,
+)
 from fredfab.model.system.units import GB, NS
+from fredfab.model.toml_fields import check_int
 
 #: Mesh NPU-NPU link, per direction: 3 TB/s of NPU send bandwidth over 4 links (section 3).
 MESH_LINK_BW = 750 * GB
@@ -43,8 +54,11 @@ def mesh(
     2(W + H) in all (18 for the paper's 5 x 4 wafer; a corner NPU gets two). Another count
     is spread round-robin over those sides.
     """
-    if width < 1 or height < 1:
-        raise FabricError(f"mesh size must be at least 1 x 1, got {width} x {height}")
+    width = check_int(width, "mesh width", lo=1, hi=MAX_NPUS, error=FabricError)
+    height = check_int(height, "mesh height", lo=1, hi=MAX_NPUS, error=FabricError)
+    if io_controllers is not None:
+        io_controllers = _io_count(io_controllers)
+    check_counts(width * height, 0, 0, f"mesh {width} x {height}")
     nodes = [
         Node(x + width * y, f"npu{x + width * y}", "npu", x=x, y=y)
         for y in range(height)
@@ -63,9 +77,8 @@ def mesh(
     sides += [width - 1 + width * y for y in range(height)]
     sides += [x + width * (height - 1) for x in reversed(range(width))]
     sides += [width * y for y in reversed(range(height))]
-    k = len(sides) if io_controllers is None else int(io_controllers)
-    if k < 0:
-        raise FabricError(f"io_controllers must be >= 0, got {k}")
+    k = len(sides) if io_controllers is None else io_controllers
+    check_counts(width * height, k, 0, f"mesh {width} x {height}")
     n = width * height
     for i in range(k):
         nodes.append(Node(n + i, f"io{i}", "io"))
@@ -102,9 +115,15 @@ def fred_tree(
     ``latency`` likewise (one number for all levels). I/O controllers are spread
     round-robin over the L1 switches.
     """
-    radix = [int(r) for r in radix]
-    if not radix or any(r < 1 for r in radix):
-        raise FabricError(f"tree radix must be a non-empty list of integers >= 1, got {radix}")
+    if not 1 <= len(radix) <= MAX_TREE_LEVELS:
+        raise FabricError(
+            f"tree radix needs 1 to {MAX_TREE_LEVELS} levels, got {len(radix)}: {list(radix)}"
+        )
+    radix = [
+        check_int(r, f"tree radix[{i}]", lo=1, hi=MAX_NPUS, error=FabricError)
+        for i, r in enumerate(radix)
+    ]
+    io_controllers = _io_count(io_controllers)
     if len(bandwidth) != len(radix):
         raise FabricError(
             f"tree needs one bandwidth per level ({len(radix)}), got {len(bandwidth)}"
@@ -112,8 +131,6 @@ def fred_tree(
     lats = [float(latency)] * len(radix) if isinstance(latency, int | float) else list(latency)
     if len(lats) != len(radix):
         raise FabricError(f"tree needs one latency per level ({len(radix)}), got {len(lats)}")
-    if io_controllers < 0:
-        raise FabricError(f"io_controllers must be >= 0, got {io_controllers}")
     # Switch counts per level: level l (1-based) has prod(radix[l:]) switches.
     counts = []
     for lvl in range(1, len(radix) + 1):
@@ -122,6 +139,7 @@ def fred_tree(
             c *= r
         counts.append(c)
     n_npu = radix[0] * counts[0]
+    check_counts(n_npu, io_controllers, sum(counts), f"tree radix {radix}")
     nodes = [Node(i, f"npu{i}", "npu") for i in range(n_npu)]
     n_io = io_controllers
     nodes += [Node(n_npu + i, f"io{i}", "io") for i in range(n_io)]
@@ -155,3 +173,7 @@ def fred_tree(
         or f"FRED tree {shape} ({n_npu} NPUs), in-switch collectives "
         + ("on" if in_switch else "off"),
     )
+
+
+def _io_count(n: int) -> int:
+    return check_int(n, "io_controllers", lo=0, hi=MAX_IO_CONTROLLERS, error=FabricError)

@@ -41,9 +41,15 @@ direction), latencies in ns. A file describes the fabric in exactly one of three
 
     [switch]                       # optional, any form with switches
     timing_card = "default"        # or a JSON path (relative to this file) or a variant
-    clock_GHz = 1.0                # name looked up under build/timing/
-    flit_bytes = 512
-    throughput_condition = "ready"
+                                   # name looked up under build/timing/
+    clock_GHz = 2.0                # optional, default fabric.SwitchTiming (1 GHz)
+    flit_bytes = 256               # optional, default fabric.SwitchTiming (512)
+    throughput_condition = "ready" # optional, or "backpressure"
+
+Fields are read strictly (fredfab.model.toml_fields): numbers are numbers (not true, not
+"3000"), counts are integers, and sizes are bounded (fabric.MAX_NPUS and the other limits
+in fabric.py): a fabric has at most 4096 NPUs, 1024 I/O controllers, 4096 switches and 12
+tree levels.
 """
 
 from __future__ import annotations
@@ -53,14 +59,26 @@ from pathlib import Path
 from typing import Any
 
 from fredfab.model.system.fabric import (
+    CONDITIONS,
+    MAX_FLIT_BYTES,
+    MAX_IO_CONTROLLERS,
+    MAX_NPUS,
+    MAX_SWITCH_M,
+    MAX_SWITCHES,
+    MAX_TREE_LEVELS,
+    NODE_KINDS,
+    ROUTINGS,
     Fabric,
     FabricError,
     Link,
     Node,
     SwitchTiming,
+    check_counts,
 )
-from fredfab.model.system.generators import IO_BW, IO_LATENCY, LINK_LATENCY, fred_tree, mesh
+from fredfab.model.system.generators import LINK_LATENCY, fred_tree, mesh
+from fredfab.model.system.units import GB, GHZ, NS
 from fredfab.model.timing_card import TimingCardError, default_card, load_timing_card
+from fredfab.model.toml_fields import Table
 
 SCHEMA = "fred-fabric/1"
 DATA_DIR = Path(__file__).with_name("data")
@@ -102,6 +120,8 @@ _TREE = {
 _SWITCH = {"timing_card", "clock_GHz", "flit_bytes", "throughput_condition"}
 _NODE = {"name", "kind", "level", "x", "y"}
 _LINK = {"a", "b", "bandwidth_GBps", "latency_ns", "bidirectional"}
+#: Node order of a Fabric: NPUs, then I/O controllers, then switches.
+_ORDER = {"npu": 0, "io": 1, "switch": 2}
 
 
 def shipped_fabrics() -> list[str]:
@@ -137,125 +157,137 @@ def fabric_from_dict(
 ) -> Fabric:
     """Build a fabric from a parsed ``fred-fabric/1`` document (see the module docstring)."""
     where = source
-    _keys(data, _TOP, where)
+    top = Table.read(data, where, _TOP, FabricError)
     if data.get("schema") != SCHEMA:
         raise FabricError(f"{where}: 'schema' must be {SCHEMA!r}, got {data.get('schema')!r}")
-    name = _get(data, "name", str, where)
-    desc = data.get("description", "")
+    name = top.string("name", nonempty=True)
+    desc = top.string("description", "")
     forms = [k for k in ("mesh", "tree", "nodes") if k in data]
     if len(forms) != 1:
         raise FabricError(
             f"{where}: describe the fabric with exactly one of [mesh], [tree] or [[nodes]]"
             f" (found {forms or 'none'})"
         )
-    timing = _timing(data.get("switch", {}), where, base, timing_card)
     try:
         if forms == ["mesh"]:
-            m = data["mesh"]
-            _keys(m, _MESH, f"{where} [mesh]")
             if "switch" in data:
                 raise FabricError(f"{where}: a mesh has no switches; drop [switch]")
-            return mesh(
-                _get(m, "width", int, f"{where} [mesh]"),
-                _get(m, "height", int, f"{where} [mesh]"),
-                link_bandwidth=_num(m, "link_bandwidth_GBps", where) * 1e9,
-                link_latency=_num(m, "link_latency_ns", where, LINK_LATENCY * 1e9) * 1e-9,
-                io_controllers=m.get("io_controllers"),
-                io_bandwidth=_num(m, "io_bandwidth_GBps", where, IO_BW / 1e9) * 1e9,
-                io_latency=_num(m, "io_latency_ns", where, IO_LATENCY * 1e9) * 1e-9,
-                name=name,
-                description=desc,
-            )
+            return _mesh(top.table("mesh", _MESH), name, desc)
+        timing = _timing(top.table("switch", _SWITCH), base, timing_card)
         if forms == ["tree"]:
-            t = data["tree"]
-            _keys(t, _TREE, f"{where} [tree]")
-            radix = _get(t, "radix", list, f"{where} [tree]")
-            bw = _get(t, "bandwidth_GBps", list, f"{where} [tree]")
-            lat = t.get("latency_ns", LINK_LATENCY * 1e9)
-            lat = [x * 1e-9 for x in lat] if isinstance(lat, list) else float(lat) * 1e-9
-            return fred_tree(
-                radix,
-                [float(b) * 1e9 for b in bw],
-                latency=lat,
-                io_controllers=int(t.get("io_controllers", 0)),
-                io_bandwidth=_num(t, "io_bandwidth_GBps", where, IO_BW / 1e9) * 1e9,
-                io_latency=_num(t, "io_latency_ns", where, IO_LATENCY * 1e9) * 1e-9,
-                in_switch=_get(t, "in_switch_collectives", bool, f"{where} [tree]"),
-                switch_m=int(t.get("switch_m", 3)),
-                timing=timing,
-                name=name,
-                description=desc,
-            )
-        return _explicit(data, name, desc, timing, where)
+            return _tree(top.table("tree", _TREE), name, desc, timing)
+        return _explicit(top, name, desc, timing)
     except FabricError as exc:
         msg = str(exc)
         raise FabricError(msg if msg.startswith(where) else f"{where}: {msg}") from None
-    except (TypeError, ValueError) as exc:
-        raise FabricError(f"{where}: {exc}") from None
 
 
-def _explicit(data: dict, name: str, desc: str, timing: SwitchTiming, where: str) -> Fabric:
-    routing = _get(data, "routing", str, where)
-    raw_nodes = _get(data, "nodes", list, where)
-    raw_links = _get(data, "links", list, where)
-    order = {"npu": 0, "io": 1, "switch": 2}
+def _given(**kw: Any) -> dict[str, Any]:
+    """The keyword arguments a file states (None = absent: the generator's default applies)."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _scaled(t: Table, key: str, unit: float, *, positive: bool) -> float | None:
+    """Field ``key`` times ``unit`` (GB/s, ns, GHz), or None when absent."""
+    v = t.number(key, None, lo=0, lo_open=positive)
+    return None if v is None else v * unit
+
+
+def _mesh(m: Table, name: str, desc: str) -> Fabric:
+    return mesh(
+        m.integer("width", lo=1, hi=MAX_NPUS),
+        m.integer("height", lo=1, hi=MAX_NPUS),
+        link_bandwidth=m.number("link_bandwidth_GBps", lo=0, lo_open=True) * GB,
+        name=name,
+        description=desc,
+        **_given(
+            link_latency=_scaled(m, "link_latency_ns", NS, positive=False),
+            io_controllers=m.integer("io_controllers", None, lo=0, hi=MAX_IO_CONTROLLERS),
+            io_bandwidth=_scaled(m, "io_bandwidth_GBps", GB, positive=True),
+            io_latency=_scaled(m, "io_latency_ns", NS, positive=False),
+        ),
+    )
+
+
+def _tree(t: Table, name: str, desc: str, timing: SwitchTiming) -> Fabric:
+    radix = t.integers("radix", lo=1, hi=MAX_NPUS, max_len=MAX_TREE_LEVELS)
+    bw = t.numbers("bandwidth_GBps", lo=0, lo_open=True, max_len=MAX_TREE_LEVELS)
+    latency: float | list[float] | None = None
+    if isinstance(t.data.get("latency_ns"), list):
+        latency = [x * NS for x in t.numbers("latency_ns", lo=0, max_len=MAX_TREE_LEVELS)]
+    elif "latency_ns" in t:
+        latency = t.number("latency_ns", lo=0) * NS
+    return fred_tree(
+        radix,
+        [b * GB for b in bw],
+        in_switch=t.boolean("in_switch_collectives"),
+        timing=timing,
+        name=name,
+        description=desc,
+        **_given(
+            latency=latency,
+            io_controllers=t.integer("io_controllers", None, lo=0, hi=MAX_IO_CONTROLLERS),
+            io_bandwidth=_scaled(t, "io_bandwidth_GBps", GB, positive=True),
+            io_latency=_scaled(t, "io_latency_ns", NS, positive=False),
+            switch_m=t.integer("switch_m", None, lo=2, hi=MAX_SWITCH_M),
+        ),
+    )
+
+
+def _explicit(top: Table, name: str, desc: str, timing: SwitchTiming) -> Fabric:
+    routing = top.string("routing", choices=ROUTINGS)
+    limit = MAX_NPUS + MAX_IO_CONTROLLERS + MAX_SWITCHES  # nodes; links are counted per pair
+    raw_nodes = top.tables("nodes", _NODE, max_len=limit)
+    raw_links = top.tables("links", _LINK, max_len=2 * limit)
     parsed = []
     for i, nd in enumerate(raw_nodes):
-        w = f"{where} nodes[{i}]"
-        if not isinstance(nd, dict):
-            raise FabricError(f"{w}: must be a table")
-        _keys(nd, _NODE, w)
-        kind = _get(nd, "kind", str, w)
-        if kind not in order:
-            raise FabricError(f"{w}: kind {kind!r} not in {sorted(order)}")
+        kind = nd.string("kind", choices=NODE_KINDS)
         if kind == "switch" and "level" not in nd:
-            raise FabricError(f"{w}: a switch needs 'level' (1 = next to NPUs)")
-        parsed.append((order[kind], i, nd))
+            raise FabricError(f"{nd.where}: a switch needs 'level' (1 = next to NPUs)")
+        parsed.append((_ORDER[kind], i, nd, kind))
+    check_counts(*(sum(p[3] == k for p in parsed) for k in ("npu", "io", "switch")), top.where)
     parsed.sort(key=lambda t: (t[0], t[1]))
     nodes = []
     index: dict[str, int] = {}
-    for new_id, (_, i, nd) in enumerate(parsed):
-        nm = _get(nd, "name", str, f"{where} nodes[{i}]")
+    for new_id, (_, _, nd, kind) in enumerate(parsed):
+        nm = nd.string("name", nonempty=True)
         if nm in index:
-            raise FabricError(f"{where}: node name {nm!r} used twice")
+            raise FabricError(f"{top.where}: node name {nm!r} used twice")
         index[nm] = new_id
-        nodes.append(
-            Node(new_id, nm, nd["kind"], int(nd.get("level", 0)), nd.get("x"), nd.get("y"))
-        )
+        level = nd.integer("level", lo=1) if kind == "switch" else nd.integer("level", 0, lo=0)
+        x = nd.integer("x", None, lo=0)
+        y = nd.integer("y", None, lo=0)
+        nodes.append(Node(new_id, nm, kind, level, x, y))
     links: list[Link] = []
-    for i, lk in enumerate(raw_links):
-        w = f"{where} links[{i}]"
-        if not isinstance(lk, dict):
-            raise FabricError(f"{w}: must be a table")
-        _keys(lk, _LINK, w)
+    for lk in raw_links:
         ends = []
         for end in ("a", "b"):
-            nm = _get(lk, end, str, w)
+            nm = lk.string(end)
             if nm not in index:
-                raise FabricError(f"{w}: node {nm!r} is not declared in [[nodes]]")
+                raise FabricError(f"{lk.where}: node {nm!r} is not declared in [[nodes]]")
             ends.append(index[nm])
-        bw = _num(lk, "bandwidth_GBps", w) * 1e9
-        lat = _num(lk, "latency_ns", w, LINK_LATENCY * 1e9) * 1e-9
+        bw = lk.number("bandwidth_GBps", lo=0, lo_open=True) * GB
+        lat = _scaled(lk, "latency_ns", NS, positive=False)
+        lat = LINK_LATENCY if lat is None else lat
         links.append(Link(len(links), ends[0], ends[1], bw, lat))
-        if lk.get("bidirectional", True):
+        if lk.boolean("bidirectional", True):
             links.append(Link(len(links), ends[1], ends[0], bw, lat))
     return Fabric(
         name,
         nodes,
         links,
         routing,
-        in_switch=bool(data.get("in_switch_collectives", False)),
-        switch_m=int(data.get("switch_m", 3)),
         timing=timing,
         description=desc,
+        **_given(
+            in_switch=top.boolean("in_switch_collectives", None),
+            switch_m=top.integer("switch_m", None, lo=2, hi=MAX_SWITCH_M),
+        ),
     )
 
 
-def _timing(sw: Any, where: str, base: Path | None, override: str | Path | None) -> SwitchTiming:
-    if not isinstance(sw, dict):
-        raise FabricError(f"{where}: [switch] must be a table")
-    _keys(sw, _SWITCH, f"{where} [switch]")
-    card_spec = override if override is not None else sw.get("timing_card", "default")
+def _timing(sw: Table, base: Path | None, override: str | Path | None) -> SwitchTiming:
+    card_spec = override if override is not None else sw.string("timing_card", "default")
     try:
         if card_spec == "default":
             card = load_timing_card(None)
@@ -269,40 +301,12 @@ def _timing(sw: Any, where: str, base: Path | None, override: str | Path | None)
             if card.simulator == "default":
                 card = default_card()
     except TimingCardError as exc:
-        raise FabricError(f"{where}: {exc}") from None
+        raise FabricError(f"{sw.where}: {exc}") from None
     return SwitchTiming(
         card,
-        clock_hz=_num(sw, "clock_GHz", where, 1.0) * 1e9,
-        flit_bytes=int(sw.get("flit_bytes", 512)),
-        condition=str(sw.get("throughput_condition", "ready")),
+        **_given(
+            clock_hz=_scaled(sw, "clock_GHz", GHZ, positive=True),
+            flit_bytes=sw.integer("flit_bytes", None, lo=1, hi=MAX_FLIT_BYTES),
+            condition=sw.string("throughput_condition", None, choices=CONDITIONS),
+        ),
     )
-
-
-def _keys(d: Any, allowed: set[str], where: str) -> None:
-    if not isinstance(d, dict):
-        raise FabricError(f"{where}: must be a table")
-    unknown = sorted(set(d) - allowed)
-    if unknown:
-        raise FabricError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
-
-
-def _get(d: dict, key: str, typ: type, where: str) -> Any:
-    if key not in d:
-        raise FabricError(f"{where}: missing '{key}'")
-    v = d[key]
-    if typ is int and (isinstance(v, bool) or not isinstance(v, int)):
-        raise FabricError(f"{where}: '{key}' must be an integer, got {v!r}")
-    if typ is not int and not isinstance(v, typ):
-        raise FabricError(f"{where}: '{key}' must be a {typ.__name__}, got {v!r}")
-    return v
-
-
-def _num(d: dict, key: str, where: str, default: float | None = None) -> float:
-    if key not in d:
-        if default is None:
-            raise FabricError(f"{where}: missing '{key}'")
-        return float(default)
-    v = d[key]
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise FabricError(f"{where}: '{key}' must be a number, got {v!r}")
-    return float(v)

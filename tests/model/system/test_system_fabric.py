@@ -103,7 +103,7 @@ def test_explicit_graph_loads_like_the_generator(tmp_path):
         (
             'schema = "fred-fabric/1"\nname = "x"\n[mesh]\nwidth = 0\nheight = 2\n'
             "link_bandwidth_GBps = 1\n",
-            "at least 1 x 1",
+            r"'width' must be an integer in \[1, 4096\], got 0",
         ),
         (
             'schema = "fred-fabric/1"\nname = "x"\n[tree]\nradix = [4, 5]\n'
@@ -114,7 +114,7 @@ def test_explicit_graph_loads_like_the_generator(tmp_path):
         (
             'schema = "fred-fabric/1"\nname = "x"\n[mesh]\nwidth = 2\nheight = 2\n'
             "link_bandwidth_GBps = -1\n",
-            "bandwidth must be > 0",
+            "'link_bandwidth_GBps' must be a finite number > 0, got -1",
         ),
         ("this is = = not toml", "not valid TOML"),
     ],
