@@ -137,13 +137,22 @@ class Table:
         return Table.read(self.data.get(key, {}), f"{self.where} [{key}]", allowed, self.error)
 
     def tables(
-        self, key: str, allowed: Collection[str], *, max_len: int | None = None
+        self,
+        key: str,
+        allowed: Collection[str],
+        *,
+        required: bool = True,
+        max_len: int | None = None,
     ) -> list[Table]:
-        """Array of tables ``[[key]]`` (required, non-empty, at most ``max_len``)."""
-        self._absent(key, REQUIRED)
+        """Array of tables ``[[key]]``: non-empty and present when ``required``, else
+        possibly empty or absent; at most ``max_len`` entries."""
+        if self._absent(key, REQUIRED if required else None):
+            return []
         raw = self.data[key]
-        if not isinstance(raw, list) or not raw or not all(isinstance(t, Mapping) for t in raw):
-            raise self.error(f"{self._what(key)} must be a non-empty array of tables")
+        ok = isinstance(raw, list) and all(isinstance(t, Mapping) for t in raw)
+        if not ok or (required and not raw):
+            kind = "a non-empty array of tables" if required else "an array of tables"
+            raise self.error(f"{self._what(key)} must be {kind}, got {raw!r}")
         if max_len is not None and len(raw) > max_len:
             raise self.error(f"{self._what(key)}: at most {max_len} entries, got {len(raw)}")
         return [

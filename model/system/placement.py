@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from fredfab.model.system.algorithms import CollectiveRequest
+from fredfab.model.toml_fields import check_int
 
 
 @dataclass(frozen=True)
@@ -22,9 +23,7 @@ class Strategy:
 
     def __post_init__(self) -> None:
         for k in ("mp", "dp", "pp"):
-            v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"strategy: {k.upper()} must be an integer >= 1, got {v!r}")
+            check_int(getattr(self, k), f"strategy: {k.upper()}", lo=1)
 
     @classmethod
     def parse(cls, text: str) -> Strategy:

@@ -7,12 +7,13 @@ its source written next to it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from fredfab.model.system.placement import Strategy
 from fredfab.model.system.units import GB, MIB
+from fredfab.model.toml_fields import Table, check_choice, check_int, check_number
 
 EXECUTIONS = ("weight-stationary", "weight-streaming")
 RECOMPUTE = ("auto", "none", "full")
@@ -44,11 +45,8 @@ class NPU:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            v = getattr(self, f.name)
-            if not (isinstance(v, int | float) and v > 0 and v == v and v != float("inf")):
-                raise ValueError(f"NPU {f.name} must be a finite number > 0, got {v!r}")
-        if self.efficiency > 1:
-            raise ValueError(f"NPU efficiency must be in (0, 1], got {self.efficiency}")
+            hi = 1 if f.name == "efficiency" else None
+            check_number(getattr(self, f.name), f"NPU {f.name}", lo=0, hi=hi, lo_open=True)
 
 
 @dataclass(frozen=True)
@@ -96,32 +94,17 @@ class TrainingConfig:
     stream_buffers: int = 2
 
     def __post_init__(self) -> None:
-        if self.execution not in EXECUTIONS:
-            raise ValueError(f"execution {self.execution!r}: use one of {EXECUTIONS}")
-        if self.recompute not in RECOMPUTE:
-            raise ValueError(f"recompute {self.recompute!r}: use one of {RECOMPUTE}")
-        if self.pipeline not in PIPELINES:
-            raise ValueError(f"pipeline {self.pipeline!r}: use one of {PIPELINES}")
-        if self.zero_stage not in ZERO_STAGES:
-            raise ValueError(f"zero_stage {self.zero_stage!r}: use one of {ZERO_STAGES}")
-        for k in ("samples_per_replica", "microbatches", "chunks", "stream_buffers"):
-            v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{k} must be an integer >= 1, got {v!r}")
-        if isinstance(self.accumulation, bool) or not isinstance(self.accumulation, int):
-            raise ValueError(f"accumulation must be an integer >= 0, got {self.accumulation!r}")
-        if self.accumulation < 0:
-            raise ValueError(f"accumulation must be >= 0, got {self.accumulation}")
+        if not isinstance(self.strategy, Strategy):
+            raise ValueError(f"strategy must be a Strategy, got {self.strategy!r}")
+        for k, check in _FIELD_CHECKS.items():
+            check(getattr(self, k), k)
         if self.stream_buffers < 2 and self.execution == "weight-streaming":
             raise ValueError("stream_buffers must be >= 2 (one computing, one streaming)")
-        parse_placement(self.placement)
         if self.samples_per_replica % self.microbatches:
             raise ValueError(
                 f"{self.microbatches} microbatches do not divide {self.samples_per_replica} "
                 "samples per replica"
             )
-        if self.dp_bucket_bytes <= 0:
-            raise ValueError(f"dp_bucket_bytes must be > 0, got {self.dp_bucket_bytes}")
 
     @property
     def microbatch_size(self) -> int:
@@ -137,13 +120,48 @@ class TrainingConfig:
 
 def parse_placement(text: str) -> tuple[str, str, str]:
     """``mp-pp-dp`` (innermost first) -> ("mp", "pp", "dp")."""
-    parts = tuple(p for p in re.split(r"[-,_ ]+", str(text).lower()) if p)
+    parts = (
+        tuple(p for p in re.split(r"[-,_ ]+", text.lower()) if p) if isinstance(text, str) else ()
+    )
     if sorted(parts) != sorted(DIMS):
         raise ValueError(
             f"placement {text!r}: give the three dimensions mp, pp, dp innermost first, "
             "e.g. mp-pp-dp (the paper's)"
         )
     return parts  # type: ignore[return-value]
+
+
+def _count(lo: int) -> Callable[[Any, str], Any]:
+    return lambda v, what: check_int(v, what, lo=lo)
+
+
+def _one_of(choices: tuple) -> Callable[[Any, str], Any]:
+    return lambda v, what: check_choice(v, what, choices)
+
+
+def _placement(v: Any, what: str) -> Any:
+    if not isinstance(v, str):
+        raise ValueError(f"{what} must be a string such as 'mp-pp-dp', got {v!r}")
+    return parse_placement(v)
+
+
+#: The rule of every TrainingConfig field a file or a caller sets (besides strategy): used
+#: by TrainingConfig and, with the file's name in the message, by config_from_table.
+_FIELD_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "execution": _one_of(EXECUTIONS),
+    "samples_per_replica": _count(1),
+    "microbatches": _count(1),
+    "zero_stage": _one_of(ZERO_STAGES),
+    "placement": _placement,
+    "recompute": _one_of(RECOMPUTE),
+    "accumulation": _count(0),
+    "pipeline": _one_of(PIPELINES),
+    "dp_bucket_bytes": lambda v, what: check_number(v, what, lo=0, lo_open=True),
+    "chunks": _count(1),
+    "optimizer_bytes_per_param": lambda v, what: check_number(v, what, lo=0),
+    "optimizer_hbm_bytes_per_param": lambda v, what: check_number(v, what, lo=0),
+    "stream_buffers": _count(1),
+}
 
 
 _TRAINING_KEYS = {
@@ -167,9 +185,13 @@ def config_from_table(
 ) -> TrainingConfig:
     """A TrainingConfig from a workload's [training] table plus keyword overrides (None =
     keep)."""
-    unknown = sorted(set(table) - _TRAINING_KEYS)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_TRAINING_KEYS)}")
+    Table.read(table, where, _TRAINING_KEYS)
+    for k, v in table.items():
+        if k == "strategy":
+            if not isinstance(v, str):
+                raise ValueError(f"{where}: 'strategy' must be a string such as 'MP2-DP5-PP2'")
+        else:
+            _FIELD_CHECKS[k](v, f"{where}: '{k}'")
     kw = dict(table)
     kw.update({k: v for k, v in over.items() if v is not None})
     st = kw.get("strategy", Strategy(1, 1, 1))

@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from fredfab.model.system.units import GIGA
+from fredfab.model.toml_fields import Table, check_int
 
 SCHEMA = "fred-workload/1"
 DATA_DIR = Path(__file__).with_name("data")
@@ -72,6 +73,14 @@ MP_MODES = ("split", "replicate")
 
 class WorkloadError(ValueError):
     """A workload description that is malformed or inconsistent."""
+
+
+# Size limits of a workload (docs/training-model.md): far above the shipped models (the
+# largest has a few hundred layers) and low enough that a typo fails at once.
+#: Layers of a workload, after ``repeat``.
+MAX_LAYERS = 100_000
+#: Stages of a ResNet (ResNets have 4; each doubles the width).
+MAX_RESNET_STAGES = 8
 
 
 #: The numeric columns of a layer, in a workload file and in ``Workload.arrays()``.
@@ -178,11 +187,9 @@ def transformer_layers(
     and Megatron) plus the final LayerNorm (2h), costs 2 s h V FLOPs forward, keeps the FP32
     logits (4 s V bytes, split) for the loss, and All-Reduces its input gradient in backward.
     """
-    for k, v in (("layers", layers), ("hidden", hidden), ("heads", heads), ("seq", seq)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise WorkloadError(f"[transformer] {k} must be an integer >= 1, got {v!r}")
-    if isinstance(vocab, bool) or not isinstance(vocab, int) or vocab < 1:
-        raise WorkloadError(f"[transformer] vocab must be an integer >= 1, got {vocab!r}")
+    check_int(layers, "[transformer] layers", lo=1, hi=MAX_LAYERS - 2, error=WorkloadError)
+    for k, v in (("hidden", hidden), ("heads", heads), ("seq", seq), ("vocab", vocab)):
+        check_int(v, f"[transformer] {k}", lo=1, error=WorkloadError)
     if hidden % heads:
         raise WorkloadError(f"[transformer] hidden {hidden} is not a multiple of heads {heads}")
     h, s, a, V = hidden, seq, heads, vocab
@@ -255,12 +262,14 @@ def resnet_layers(blocks: list[int], image: int = 224, classes: int = 1000) -> l
     All-Reduce of the input gradient (partial sums over the channel shards) (paper, Table 1).
     Kept for backward per sample: the conv input and the BN input (FP16).
     """
-    if not blocks or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in blocks):
-        raise WorkloadError(f"[resnet] blocks must be integers >= 1, got {blocks!r}")
-    if image < 32 or classes < 1:
+    if not 1 <= len(blocks) <= MAX_RESNET_STAGES:
         raise WorkloadError(
-            f"[resnet] image must be >= 32 and classes >= 1 (got {image}, {classes})"
+            f"[resnet] blocks needs 1 to {MAX_RESNET_STAGES} stages, got {list(blocks)}"
         )
+    for i, b in enumerate(blocks):
+        check_int(b, f"[resnet] blocks[{i}]", lo=1, hi=MAX_LAYERS // 4, error=WorkloadError)
+    check_int(image, "[resnet] image", lo=32, error=WorkloadError)
+    check_int(classes, "[resnet] classes", lo=1, error=WorkloadError)
     out: list[Layer] = []
 
     def conv(name, cin, cout, k, stride, hw_in, first=False):
@@ -369,12 +378,10 @@ def load_workload(spec: str | Path) -> Workload:
 
 def workload_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> Workload:
     where = source
-    _keys(data, _TOP, where)
+    top = Table.read(data, where, _TOP, WorkloadError)
     if data.get("schema") != SCHEMA:
         raise WorkloadError(f"{where}: 'schema' must be {SCHEMA!r}, got {data.get('schema')!r}")
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise WorkloadError(f"{where}: 'name' must be a non-empty string")
+    name = top.string("name", nonempty=True)
     forms = [k for k in ("transformer", "resnet", "layers") if k in data]
     if len(forms) != 1:
         raise WorkloadError(
@@ -386,44 +393,42 @@ def workload_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> Workl
     shape: dict[str, Any] = {}
     try:
         if form == "transformer":
-            t = data["transformer"]
-            _keys(t, _TRANSFORMER, f"{where} [transformer]")
-            missing = sorted(_TRANSFORMER - {"flash_attention"} - set(t))
-            if missing:
-                raise WorkloadError(f"{where} [transformer]: missing {missing}")
-            shape = dict(t)
-            fa = t.get("flash_attention", True)
-            if not isinstance(fa, bool):
-                raise WorkloadError(f"{where} [transformer]: flash_attention must be true/false")
+            t = top.table("transformer", _TRANSFORMER)
+            shape = dict(t.data)
+            seq, heads = t.integer("seq"), t.integer("heads")
             layers = transformer_layers(
-                t["layers"], t["hidden"], t["heads"], t["seq"], t["vocab"], fa
+                t.integer("layers"),
+                t.integer("hidden"),
+                heads,
+                seq,
+                t.integer("vocab"),
+                t.boolean("flash_attention", True),
             )
-            input_bytes = 4.0 * t["seq"]  # int32 token ids per sample
-            mp_divides = t["heads"]
+            input_bytes = 4.0 * seq  # int32 token ids per sample
+            mp_divides = heads
         elif form == "resnet":
-            r = data["resnet"]
-            _keys(r, _RESNET, f"{where} [resnet]")
-            if "blocks" not in r:
-                raise WorkloadError(f"{where} [resnet]: missing 'blocks'")
-            shape = dict(r)
-            image = r.get("image", 224)
-            layers = resnet_layers(list(r["blocks"]), image, r.get("classes", 1000))
+            r = top.table("resnet", _RESNET)
+            shape = dict(r.data)
+            image = r.integer("image", 224)
+            classes = r.integer("classes", 1000)
+            layers = resnet_layers(r.integers("blocks", max_len=MAX_RESNET_STAGES), image, classes)
             # Assumption: images arrive decoded and normalised, 3 x H x W FP16.
             input_bytes = float(FP16 * 3 * image * image)
             # MP splits output channels: every width is a multiple of 64, plus the classes.
-            mp_divides = math.gcd(64, int(r.get("classes", 1000)))
+            mp_divides = math.gcd(64, classes)
         else:
-            layers = _explicit_layers(data["layers"], where)
+            layers = _explicit_layers(top)
             if "input_bytes" not in data:
                 raise WorkloadError(f"{where}: explicit [[layers]] need top-level input_bytes")
-            input_bytes = _nonneg(data["input_bytes"], "input_bytes", where)
+            input_bytes = top.number("input_bytes", lo=0)
         if form != "layers" and "input_bytes" in data:
             raise WorkloadError(f"{where}: input_bytes is derived from [{form}]; drop it")
+        pub = top.table("published", _PUBLISHED)
+        published = pub.number("params", None, lo=0)
+        published_source = pub.string("source", "")
     except WorkloadError as exc:
         msg = str(exc)
         raise WorkloadError(msg if msg.startswith(where) else f"{where}: {msg}") from None
-    pub = data.get("published", {})
-    _keys(pub, _PUBLISHED, f"{where} [published]")
     training = data.get("training", {})
     sweep = data.get("sweep", {})
     for nm, tbl in (("training", training), ("sweep", sweep)):
@@ -431,99 +436,50 @@ def workload_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> Workl
             raise WorkloadError(f"{where}: [{nm}] must be a table")
     return Workload(
         name=name,
-        description=str(data.get("description", "")),
+        description=top.string("description", ""),
         layers=tuple(layers),
         input_bytes=float(input_bytes),
         mp_divides=mp_divides,
         shape=shape,
-        published_params=float(pub["params"]) if "params" in pub else None,
-        published_source=str(pub.get("source", "")),
+        published_params=published,
+        published_source=published_source,
         training=dict(training),
         sweep=dict(sweep),
         source=source,
     )
 
 
-def _explicit_layers(raw: Any, where: str) -> list[Layer]:
-    if not isinstance(raw, list) or not raw:
-        raise WorkloadError(f"{where}: [[layers]] must be a non-empty array of tables")
+def _explicit_layers(top: Table) -> list[Layer]:
     out: list[Layer] = []
     names: set[str] = set()
-    for i, ly in enumerate(raw):
-        w = f"{where} layers[{i}]"
-        _keys(ly, _LAYER, w)
-        for req in ("name", "params", "fwd_flops", "in_bytes", "out_bytes"):
-            if req not in ly:
-                raise WorkloadError(f"{w}: missing '{req}'")
-        name = ly["name"]
-        if not isinstance(name, str) or not name:
-            raise WorkloadError(f"{w}: 'name' must be a non-empty string")
-        params = ly["params"]
-        if isinstance(params, float) and params.is_integer():
-            params = int(params)
-        if isinstance(params, bool) or not isinstance(params, int) or params < 0:
-            raise WorkloadError(f"{w}: 'params' must be an integer >= 0, got {params!r}")
-        fwd = _nonneg(ly["fwd_flops"], "fwd_flops", w)
-        bwd = _nonneg(ly.get("bwd_flops", 2 * fwd), "bwd_flops", w)
-        inb = _nonneg(ly["in_bytes"], "in_bytes", w)
-        outb = _nonneg(ly["out_bytes"], "out_bytes", w)
-        st = _nonneg(ly.get("stash_bytes", 0.0), "stash_bytes", w)
-        sr = _nonneg(ly.get("stash_replicated_bytes", 0.0), "stash_replicated_bytes", w)
-        hbm = _nonneg(ly.get("hbm_bytes", inb + outb + st + sr), "hbm_bytes", w)
-        mp = ly.get("mp", "split")
-        if mp not in MP_MODES:
-            raise WorkloadError(f"{w}: 'mp' must be one of {MP_MODES}, got {mp!r}")
-        comms = []
-        raw_c = ly.get("mp_comm", [])
-        if not isinstance(raw_c, list):
-            raise WorkloadError(f"{w}: mp_comm must be an array of tables")
-        for j, c in enumerate(raw_c):
-            wc = f"{w} mp_comm[{j}]"
-            _keys(c, _COMM, wc)
-            for req in _COMM:
-                if req not in c:
-                    raise WorkloadError(f"{wc}: missing '{req}'")
-            if c["op"] not in MP_OPS:
-                raise WorkloadError(f"{wc}: op {c['op']!r} not in {MP_OPS}")
-            if c["pass"] not in PASSES:
-                raise WorkloadError(f"{wc}: pass {c['pass']!r} not in {PASSES}")
-            comms.append(MPComm(c["op"], c["pass"], _nonneg(c["bytes"], "bytes", wc)))
-        rep = ly.get("repeat", 1)
-        if isinstance(rep, bool) or not isinstance(rep, int) or rep < 1:
-            raise WorkloadError(f"{w}: 'repeat' must be an integer >= 1, got {rep!r}")
+    for ly in top.tables("layers", _LAYER, max_len=MAX_LAYERS):
+        name = ly.string("name", nonempty=True)
+        # Parameter counts are often written 1.048576e6: a whole float is a count.
+        params = ly.integer("params", lo=0, whole_float=True)
+        fwd = ly.number("fwd_flops", lo=0)
+        bwd = ly.number("bwd_flops", 2 * fwd, lo=0)
+        inb = ly.number("in_bytes", lo=0)
+        outb = ly.number("out_bytes", lo=0)
+        st = ly.number("stash_bytes", 0.0, lo=0)
+        sr = ly.number("stash_replicated_bytes", 0.0, lo=0)
+        hbm = ly.number("hbm_bytes", inb + outb + st + sr, lo=0)
+        mp = ly.string("mp", "split", choices=MP_MODES)
+        comms = tuple(
+            MPComm(
+                c.string("op", choices=MP_OPS),
+                c.string("pass", choices=PASSES),
+                c.number("bytes", lo=0),
+            )
+            for c in ly.tables("mp_comm", _COMM, required=False)
+        )
+        rep = ly.integer("repeat", 1, lo=1, hi=MAX_LAYERS)
+        if len(out) + rep > MAX_LAYERS:
+            raise WorkloadError(f"{ly.where}: more than {MAX_LAYERS} layers in all")
+        kind = ly.string("kind", "layer")
         for k in range(rep):
             nm = name if rep == 1 else f"{name}.{k}"
             if nm in names:
-                raise WorkloadError(f"{w}: layer name {nm!r} used twice")
+                raise WorkloadError(f"{ly.where}: layer name {nm!r} used twice")
             names.add(nm)
-            out.append(
-                Layer(
-                    nm,
-                    str(ly.get("kind", "layer")),
-                    params,
-                    fwd,
-                    bwd,
-                    inb,
-                    outb,
-                    st,
-                    sr,
-                    hbm,
-                    mp,
-                    tuple(comms),
-                )
-            )
+            out.append(Layer(nm, kind, params, fwd, bwd, inb, outb, st, sr, hbm, mp, comms))
     return out
-
-
-def _keys(d: Any, allowed: set[str], where: str) -> None:
-    if not isinstance(d, Mapping):
-        raise WorkloadError(f"{where}: must be a table")
-    unknown = sorted(set(d) - allowed)
-    if unknown:
-        raise WorkloadError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
-
-
-def _nonneg(v: Any, key: str, where: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-        raise WorkloadError(f"{where}: '{key}' must be a finite number >= 0, got {v!r}")
-    return float(v)

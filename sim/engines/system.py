@@ -34,6 +34,7 @@ from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.placement import Strategy
 from fredfab.model.system.schedule import LaneConflict, Schedule, switch_flows
 from fredfab.model.system.units import GB
+from fredfab.model.toml_fields import check_int
 from fredfab.sim.engines.netsim import SHARING, run_schedule
 
 ENGINES = ("flow", "packet")
@@ -138,8 +139,7 @@ def simulate(
         raise ValueError(f"engine {engine!r}: use one of {ENGINES}")
     if sharing not in SHARING:
         raise ValueError(f"sharing {sharing!r}: use one of {SHARING}")
-    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
-        raise ValueError(f"chunks must be an integer >= 1, got {chunks!r}")
+    check_int(chunks, "chunks", lo=1)
     plans = [plan_request(fabric, r, i) for i, r in enumerate(requests)]
     fallbacks: list[str] = []
     notes: list[str] = []
