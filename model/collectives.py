@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .collective_kind import CollectiveKind
 from .dtypes import ElementType
 from .flow import Flow, validate_flows
 from .golden import Tree, left_fold_tree, reduce_tree, validate_tree
@@ -228,7 +229,7 @@ class AllReduce(Collective):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._shape("all-reduce", 1, 1)
+        self._shape(CollectiveKind.ALL_REDUCE, 1, 1)
 
     def definition(self) -> tuple[Term, ...]:
         return (Term(tuple((p, 0) for p in self.group), tuple((p, 0) for p in self.group)),)
@@ -250,7 +251,7 @@ class Reduce(Collective):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "root", _nonneg_int(self.root, "root"))
-        self._shape("reduce", 1, 1)
+        self._shape(CollectiveKind.REDUCE, 1, 1)
 
     def definition(self) -> tuple[Term, ...]:
         return (Term(tuple((p, 0) for p in self.group), ((self.root, 0),)),)
@@ -271,7 +272,7 @@ class Multicast(Collective):
     group: tuple[int, ...] = field(init=False)
     src: int
     dsts: tuple[int, ...]
-    name: str = field(default="multicast", kw_only=True)
+    name: str = field(default=CollectiveKind.MULTICAST, kw_only=True)
 
     def __post_init__(self) -> None:
         src = _nonneg_int(self.src, "src")
@@ -294,7 +295,7 @@ def broadcast(group: Iterable[int], root: int) -> Multicast:
     group = _check_group(group)
     if root not in group:
         raise ValueError(f"broadcast: root {root} is not in group {group}")
-    return Multicast(root, group, name="broadcast")
+    return Multicast(root, group, name=CollectiveKind.BROADCAST)
 
 
 @dataclass(frozen=True)
@@ -311,7 +312,7 @@ class Unicast(Collective):
         object.__setattr__(self, "dst", dst)
         object.__setattr__(self, "group", (src,) if src == dst else (src, dst))
         super().__post_init__()
-        self._shape("unicast", 1, 1)
+        self._shape(CollectiveKind.UNICAST, 1, 1)
 
     def definition(self) -> tuple[Term, ...]:
         return (Term(((self.src, 0),), ((self.dst, 0),)),)
@@ -331,7 +332,7 @@ class ReduceScatter(Collective):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._shape("reduce-scatter", self.n, 1)
+        self._shape(CollectiveKind.REDUCE_SCATTER, self.n, 1)
 
     def definition(self) -> tuple[Term, ...]:
         return tuple(
@@ -353,7 +354,7 @@ class AllGather(Collective):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._shape("all-gather", 1, self.n)
+        self._shape(CollectiveKind.ALL_GATHER, 1, self.n)
 
     def definition(self) -> tuple[Term, ...]:
         return tuple(
@@ -379,7 +380,7 @@ class Gather(Collective):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "root", _nonneg_int(self.root, "root"))
-        self._shape("gather", 1, self.n)
+        self._shape(CollectiveKind.GATHER, 1, self.n)
 
     def definition(self) -> tuple[Term, ...]:
         return tuple(Term(((self.group[j], 0),), ((self.root, j),)) for j in range(self.n))
@@ -401,7 +402,7 @@ class AllToAll(Collective):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._shape("all-to-all", self.n, self.n)
+        self._shape(CollectiveKind.ALL_TO_ALL, self.n, self.n)
 
     def definition(self) -> tuple[Term, ...]:
         g = self.group

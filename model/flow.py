@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .collective_kind import CollectiveKind, flow_kind
+
 
 class FlowError(ValueError):
     """Malformed flow or flow set (empty set, port out of range, overlapping ports)."""
@@ -37,11 +39,9 @@ class Flow:
         object.__setattr__(self, "ops", ops_set)
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> CollectiveKind:
         """All-Reduce, reduce, multicast or unicast, from the shape of the port sets."""
-        if len(self.ips) == 1:
-            return "unicast" if len(self.ops) == 1 else "multicast"
-        return "reduce" if len(self.ops) == 1 else "all-reduce"
+        return flow_kind(len(self.ips), len(self.ops))
 
     def __str__(self) -> str:
         return f"{_fmt_ports(self.ips)}:{_fmt_ports(self.ops)}"

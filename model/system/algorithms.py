@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fredfab.model.collective_kind import SYSTEM_OPS, CollectiveKind
 from fredfab.model.system.fabric import Fabric, FabricError
 from fredfab.model.system.schedule import (
     NO_DEP,
@@ -58,34 +59,27 @@ from fredfab.model.system.schedule import (
     tree_flow,
 )
 
-OPS = (
-    "all-reduce",
-    "reduce-scatter",
-    "all-gather",
-    "reduce",
-    "broadcast",
-    "all-to-all",
-    "p2p",
-    "io-broadcast",
-    "io-reduce",
-)
+OPS = SYSTEM_OPS
+#: Other names accepted for the collectives of OPS.
 ALIASES = {
-    "allreduce": "all-reduce",
-    "reducescatter": "reduce-scatter",
-    "allgather": "all-gather",
-    "multicast": "broadcast",
-    "alltoall": "all-to-all",
-    "point-to-point": "p2p",
-    "sendrecv": "p2p",
-    "unicast": "p2p",
+    "allreduce": CollectiveKind.ALL_REDUCE,
+    "reducescatter": CollectiveKind.REDUCE_SCATTER,
+    "allgather": CollectiveKind.ALL_GATHER,
+    CollectiveKind.MULTICAST: CollectiveKind.BROADCAST,
+    "alltoall": CollectiveKind.ALL_TO_ALL,
+    "point-to-point": CollectiveKind.P2P,
+    "sendrecv": CollectiveKind.P2P,
+    CollectiveKind.UNICAST: CollectiveKind.P2P,
 }
 
 
-def normalize_op(op: str) -> str:
-    o = ALIASES.get(op.lower(), op.lower())
+def normalize_op(op: str) -> CollectiveKind:
+    """The collective ``op`` names (case-insensitive, aliases accepted)."""
+    o = str(op).lower()
+    o = ALIASES.get(o, o)
     if o not in OPS:
         raise ValueError(f"collective {op!r} unknown; use one of {', '.join(OPS)} (or multicast)")
-    return o
+    return CollectiveKind(o)
 
 
 def bus_factor(op: str, n: int) -> float:
@@ -96,9 +90,9 @@ def bus_factor(op: str, n: int) -> float:
     op = normalize_op(op)
     if n <= 1:
         return 0.0
-    if op == "all-reduce":
+    if op == CollectiveKind.ALL_REDUCE:
         return 2 * (n - 1) / n
-    if op in ("reduce-scatter", "all-gather", "all-to-all"):
+    if op in (CollectiveKind.REDUCE_SCATTER, CollectiveKind.ALL_GATHER, CollectiveKind.ALL_TO_ALL):
         return (n - 1) / n
     return 1.0
 
@@ -129,10 +123,10 @@ class CollectiveRequest:
             raise ValueError(f"{self.op}: the group is empty")
         if len(set(self.group)) != len(self.group):
             raise ValueError(f"{self.op}: the group names an NPU twice")
-        if self.op == "p2p" and len(self.group) != 2:
+        if self.op == CollectiveKind.P2P and len(self.group) != 2:
             raise ValueError(f"p2p needs group = (src, dst), got {len(self.group)} NPUs")
         if self.root is not None:
-            if self.op not in ("reduce", "broadcast"):
+            if self.op not in (CollectiveKind.REDUCE, CollectiveKind.BROADCAST):
                 raise ValueError(f"{self.op} takes no root")
             if self.root not in self.group:
                 raise ValueError(f"root {self.root} is not in the group")
@@ -164,42 +158,46 @@ def plan_request(
     g = fabric.check_npus(req.group, f"{req.op} group")
     op = req.op
     n = len(g)
-    if op.startswith("io-") and not fabric.ios:
+    if op.uses_io and not fabric.ios:
         raise FabricError(f"{op}: fabric {fabric.name} has no I/O controllers")
-    if n == 1 and not op.startswith("io-"):
+    if n == 1 and not op.uses_io:
         return Plan(index, req, "local")
-    if fabric.in_switch and not endpoint and op not in ("all-to-all", "p2p"):
-        if op == "all-reduce":
+    if (
+        fabric.in_switch
+        and not endpoint
+        and op not in (CollectiveKind.ALL_TO_ALL, CollectiveKind.P2P)
+    ):
+        if op == CollectiveKind.ALL_REDUCE:
             steps = ((tree_flow(fabric, g, g),),)
-        elif op == "reduce":
+        elif op == CollectiveKind.REDUCE:
             steps = ((tree_flow(fabric, g, [req.root_npu]),),)
-        elif op == "broadcast":
+        elif op == CollectiveKind.BROADCAST:
             steps = ((tree_flow(fabric, [req.root_npu], g),),)
-        elif op == "reduce-scatter":
+        elif op == CollectiveKind.REDUCE_SCATTER:
             steps = tuple((tree_flow(fabric, g, [u]),) for u in g)
-        elif op == "all-gather":
+        elif op == CollectiveKind.ALL_GATHER:
             steps = tuple((tree_flow(fabric, [u], g),) for u in g)
-        elif op == "io-broadcast":
+        elif op == CollectiveKind.IO_BROADCAST:
             steps = tuple((tree_flow(fabric, [io], g),) for io in fabric.ios)
         else:  # io-reduce
             steps = tuple((tree_flow(fabric, g, [io]),) for io in fabric.ios)
-        mux = op.startswith("io-")
+        mux = op.uses_io
         return Plan(index, req, f"in-switch-{op}", steps, multiplexed=mux)
-    if op == "all-reduce":
+    if op == CollectiveKind.ALL_REDUCE:
         if fabric.routing == "xy" and _rectangle(fabric, g) is not None:
             return Plan(index, req, "mesh-2d")
         if fabric.routing == "tree" and _l1_blocks(fabric, g) is not None:
             return Plan(index, req, "hierarchical-ring")
         return Plan(index, req, "ring")
     names = {
-        "reduce-scatter": "ring",
-        "all-gather": "ring",
-        "reduce": "ring-reduce-scatter+gather",
-        "broadcast": "scatter+ring-all-gather",
-        "all-to-all": "direct-rounds",
-        "p2p": "direct",
+        CollectiveKind.REDUCE_SCATTER: "ring",
+        CollectiveKind.ALL_GATHER: "ring",
+        CollectiveKind.REDUCE: "ring-reduce-scatter+gather",
+        CollectiveKind.BROADCAST: "scatter+ring-all-gather",
+        CollectiveKind.ALL_TO_ALL: "direct-rounds",
+        CollectiveKind.P2P: "direct",
     }
-    if op.startswith("io-"):
+    if op.uses_io:
         return Plan(index, req, "io-trees" if fabric.routing == "xy" else "io-relay")
     return Plan(index, req, names[op])
 
@@ -249,7 +247,11 @@ def build(sched: Schedule, plan: Plan, chunks: int = 1) -> None:
         return
     M = g.reshape(1, n)
     if alg == "ring":
-        steps = {"all-reduce": 2 * (n - 1), "reduce-scatter": n - 1, "all-gather": n - 1}[op]
+        steps = {
+            CollectiveKind.ALL_REDUCE: 2 * (n - 1),
+            CollectiveKind.REDUCE_SCATTER: n - 1,
+            CollectiveKind.ALL_GATHER: n - 1,
+        }[op]
         prev = None
         for _c in range(chunks):
             _, prev = _rings(sched, M, steps, Dc / n, r, None, prev)
@@ -379,11 +381,13 @@ def _build_in_switch(sched: Schedule, plan: Plan, chunks: int) -> None:
     n = len(req.group)
     op = req.op
 
-    if op in ("reduce-scatter", "all-gather"):
+    if op in (CollectiveKind.REDUCE_SCATTER, CollectiveKind.ALL_GATHER):
         # N serial steps of D/N, one circuit configuration each.
         last = None
         for u in req.group:
-            srcs, sinks = (req.group, [u]) if op == "reduce-scatter" else ([u], req.group)
+            srcs, sinks = (
+                (req.group, [u]) if op == CollectiveKind.REDUCE_SCATTER else ([u], req.group)
+            )
             last = sched.add_tree(
                 srcs,
                 sinks,
@@ -396,7 +400,7 @@ def _build_in_switch(sched: Schedule, plan: Plan, chunks: int) -> None:
     # One flow (or K multiplexed ones for the I/O patterns, D/K each), chunked: the plan's
     # steps hold one tree flow each.
     rel = prepare_trees(f, tuple(step[0] for step in plan.steps))
-    size = D / len(rel) if op.startswith("io-") else D
+    size = D / len(rel) if op.uses_io else D
     last = None
     for _c in range(chunks):
         last = sched.add_relays(rel, size / chunks, after_sent=last, request=r)
@@ -405,7 +409,7 @@ def _build_in_switch(sched: Schedule, plan: Plan, chunks: int) -> None:
 def _build_io_relays(sched: Schedule, plan: Plan, chunks: int) -> None:
     """Endpoint I/O patterns: each controller's D/K shard as one relay (io_relays)."""
     req, f = plan.request, sched.fabric
-    rel = _io_relay_set(f, req.group, req.op == "io-reduce")
+    rel = _io_relay_set(f, req.group, req.op == CollectiveKind.IO_REDUCE)
     last = None
     for _c in range(chunks):
         last = sched.add_relays(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system.algorithms import CollectiveRequest
 from fredfab.model.toml_fields import check_int
 
@@ -85,14 +86,17 @@ class Strategy:
         out: dict[str, list[CollectiveRequest]] = {}
         if self.mp > 1:
             out["MP"] = [
-                CollectiveRequest("all-reduce", g, mp_bytes, label="MP") for g in self.mp_groups()
+                CollectiveRequest(CollectiveKind.ALL_REDUCE, g, mp_bytes, label="MP")
+                for g in self.mp_groups()
             ]
         if self.dp > 1:
             out["DP"] = [
-                CollectiveRequest("all-reduce", g, dp_bytes, label="DP") for g in self.dp_groups()
+                CollectiveRequest(CollectiveKind.ALL_REDUCE, g, dp_bytes, label="DP")
+                for g in self.dp_groups()
             ]
         if self.pp > 1:
             out["PP"] = [
-                CollectiveRequest("p2p", pair, pp_bytes, label="PP") for pair in self.pp_pairs()
+                CollectiveRequest(CollectiveKind.P2P, pair, pp_bytes, label="PP")
+                for pair in self.pp_pairs()
             ]
         return out

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fredfab.model.collective_kind import CollectiveKind, flow_kind
 from fredfab.model.flow import Flow
 from fredfab.model.system.fabric import Fabric, FabricError
 
@@ -86,7 +87,7 @@ def prepare_relays(
         if sh.shape != la.shape or not ((sh > 0) & (sh <= 1)).all():
             raise ValueError("relay share must give, per link, a fraction in (0, 1]")
         if kinds is None:
-            w = fabric.kind_weight(la, "unicast") if len(la) else np.zeros(0)
+            w = fabric.kind_weight(la, CollectiveKind.UNICAST) if len(la) else np.zeros(0)
         else:
             w = np.array(
                 [fabric.kind_weight([x], kd)[0] for x, kd in zip(la, kinds[r], strict=True)]
@@ -165,7 +166,7 @@ class Schedule:
         after_sent: Iterable[np.ndarray | Sequence[int]] = (),
         delay: float = 0.0,
         request: int = 0,
-        kind: str = "unicast",
+        kind: str = CollectiveKind.UNICAST,
     ) -> np.ndarray:
         """One unicast transfer per (src[i], dst[i]); return their ids.
 
@@ -399,20 +400,20 @@ def _tree_flow(fabric: Fabric, src: tuple[int, ...], snk: tuple[int, ...]) -> Tr
             preds.append((down[p], *below))
         else:
             preds.append((down[p],))
-    kinds = ["unicast"] * len(links)
+    kinds = [CollectiveKind.UNICAST] * len(links)
     for x in {par[u] for u in ups | downs}:
         nin = sum(1 for c in fabric.children[x] if c in up)
         nout = sum(1 for c in fabric.children[x] if c in down)
         if x == top:
-            k_down = _kind(nin, nout)
+            k_down = flow_kind(nin, nout)
         elif x in up and x not in down and nout:  # one flow: children in, parent + children out
-            k_down = kinds[up[x]] = _kind(nin, nout + 1)
+            k_down = kinds[up[x]] = flow_kind(nin, nout + 1)
         elif x in down and x not in up and nin:  # one flow: children + parent in, children out
-            k_down = _kind(nin + 1, nout)
+            k_down = flow_kind(nin + 1, nout)
         else:
             if nin:
-                kinds[up[x]] = _kind(nin, 1)
-            k_down = _kind(1, nout)
+                kinds[up[x]] = flow_kind(nin, 1)
+            k_down = flow_kind(1, nout)
         for c in fabric.children[x]:
             if c in down:
                 kinds[down[c]] = k_down
@@ -426,12 +427,6 @@ def _path_up(par, u: int, top: int) -> set[int]:
         out.add(u)
         u = par[u]
     return out
-
-
-def _kind(nin: int, nout: int) -> str:
-    if nin == 1:
-        return "unicast" if nout == 1 else "multicast"
-    return "reduce" if nout == 1 else "all-reduce"
 
 
 class LaneConflict(ValueError):

@@ -40,6 +40,7 @@ from typing import Protocol
 
 import numpy as np
 
+from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.training.config import NPU, TrainingConfig
 from fredfab.model.training.parallel import Layout
 from fredfab.model.training.timeline import Timeline
@@ -104,7 +105,7 @@ def layer_costs(
 
 def _input(tl: Timeline, wl, layout, comm, b, name, resource="io") -> int:
     groups = layout.mp_groups(0)
-    t = comm.time("io-broadcast", groups, [wl.input_bytes * b] * len(groups))
+    t = comm.time(CollectiveKind.IO_BROADCAST, groups, [wl.input_bytes * b] * len(groups))
     return tl.add(name, resource, t, "input")
 
 
@@ -135,13 +136,13 @@ def stationary(
         last, first = ranges[s][1] - 1, ranges[s + 1][0]
         fw = layout.pp_pairs(s, s + 1)
         bw = layout.pp_pairs(s + 1, s)
-        act_t.append(comm.time("p2p", fw, [wl.layers[last].out_bytes * b] * len(fw)))
-        grad_t.append(comm.time("p2p", bw, [wl.layers[first].in_bytes * b] * len(bw)))
+        act_t.append(comm.time(CollectiveKind.P2P, fw, [wl.layers[last].out_bytes * b] * len(fw)))
+        grad_t.append(comm.time(CollectiveKind.P2P, bw, [wl.layers[first].in_bytes * b] * len(bw)))
     F: dict[tuple[int, int], int] = {}
     B: dict[tuple[int, int], int] = {}  # the task that ends the backward of (s, i)
     Bfirst: dict[tuple[int, int], int] = {}  # the task that starts it
     dp_tasks: dict[int, list[int]] = {s: [] for s in range(P)}
-    dp_op = "all-reduce" if cfg.zero_stage == 0 else "reduce-scatter"
+    dp_op = CollectiveKind.ALL_REDUCE if cfg.zero_stage == 0 else CollectiveKind.REDUCE_SCATTER
     for s in range(P):
         a, e = ranges[s]
         idx = np.arange(a, e)
@@ -195,7 +196,7 @@ def stationary(
             tl.add(
                 f"AG{s}",
                 f"dp{s}",
-                comm.time("all-gather", groups, [FP16 * p] * len(groups)),
+                comm.time(CollectiveKind.ALL_GATHER, groups, [FP16 * p] * len(groups)),
                 "dp",
                 deps=[o],
             )
@@ -254,7 +255,7 @@ def streaming(
         key = (src, dst, size)
         if key not in pp_cache:
             pairs = layout.pp_pairs(src, dst)
-            pp_cache[key] = comm.time("p2p", pairs, [size] * len(pairs))
+            pp_cache[key] = comm.time(CollectiveKind.P2P, pairs, [size] * len(pairs))
         return pp_cache[key]
 
     tl = Timeline()
@@ -280,7 +281,7 @@ def streaming(
                     load = tl.add(
                         f"W{p}.{direction}.{g}",
                         "ws-in",
-                        stream_time(g, "io-broadcast"),
+                        stream_time(g, CollectiveKind.IO_BROADCAST),
                         "weights",
                         deps=free_after,
                     )
@@ -323,7 +324,11 @@ def streaming(
                 last_use[g] = use_no
                 if direction == "bwd":
                     r = tl.add(
-                        f"R{p}.{g}", "ws-out", stream_time(g, "io-reduce"), "weights", deps=tasks
+                        f"R{p}.{g}",
+                        "ws-out",
+                        stream_time(g, CollectiveKind.IO_REDUCE),
+                        "weights",
+                        deps=tasks,
                     )
                     grad_uses.append(r)
     return tl

@@ -59,6 +59,7 @@ from typing import Any
 
 import numpy as np
 
+from fredfab.model.collective_kind import MP_OPS, CollectiveKind
 from fredfab.model.system.units import GIGA
 from fredfab.model.toml_fields import Table, check_int
 
@@ -66,7 +67,6 @@ SCHEMA = "fred-workload/1"
 DATA_DIR = Path(__file__).with_name("data")
 #: Bytes per activation, weight and gradient element: FP16 (fred-reference.md section 4).
 FP16 = 2
-MP_OPS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
 PASSES = ("fwd", "bwd")
 MP_MODES = ("split", "replicate")
 
@@ -101,7 +101,7 @@ class MPComm:
     """One collective a layer needs under model parallelism, per sample (scaled by the
     microbatch size); ``bytes`` is the collective's size in CollectiveRequest terms."""
 
-    op: str
+    op: CollectiveKind
     pass_: str
     bytes: float
 
@@ -197,7 +197,9 @@ def transformer_layers(
     block_fwd = 24 * s * h * h + 4 * s * s * h
     split = s * h * (24 + (0 if flash_attention else 5 * a * s / h))
     repl = 10 * s * h
-    ar = (MPComm("all-reduce", "fwd", act),) * 2 + (MPComm("all-reduce", "bwd", act),) * 2
+    ar = (MPComm(CollectiveKind.ALL_REDUCE, "fwd", act),) * 2 + (
+        MPComm(CollectiveKind.ALL_REDUCE, "bwd", act),
+    ) * 2
     out = [
         Layer(
             "embedding",
@@ -209,7 +211,7 @@ def transformer_layers(
             out_bytes=act,
             hbm_bytes=2 * act,
             mp="split",
-            mp_comm=(MPComm("all-reduce", "fwd", act),),
+            mp_comm=(MPComm(CollectiveKind.ALL_REDUCE, "fwd", act),),
         )
     ]
     for i in range(layers):
@@ -243,7 +245,7 @@ def transformer_layers(
             stash_replicated_bytes=act,
             hbm_bytes=act + logits,
             mp="split",
-            mp_comm=(MPComm("all-reduce", "bwd", act),),
+            mp_comm=(MPComm(CollectiveKind.ALL_REDUCE, "bwd", act),),
         )
     )
     return out
@@ -278,9 +280,9 @@ def resnet_layers(blocks: list[int], image: int = 224, classes: int = 1000) -> l
         fwd = 2.0 * cin * cout * k * k * hw * hw
         inb = FP16 * cin * hw_in * hw_in
         outb = FP16 * cout * hw * hw
-        comm = [MPComm("all-gather", "fwd", outb)]
+        comm = [MPComm(CollectiveKind.ALL_GATHER, "fwd", outb)]
         if not first:
-            comm.append(MPComm("all-reduce", "bwd", inb))
+            comm.append(MPComm(CollectiveKind.ALL_REDUCE, "bwd", inb))
         out.append(
             Layer(
                 name,
@@ -327,8 +329,8 @@ def resnet_layers(blocks: list[int], image: int = 224, classes: int = 1000) -> l
             hbm_bytes=fin + FP16 * classes,
             mp="split",
             mp_comm=(
-                MPComm("all-gather", "fwd", FP16 * classes),
-                MPComm("all-reduce", "bwd", fin),
+                MPComm(CollectiveKind.ALL_GATHER, "fwd", FP16 * classes),
+                MPComm(CollectiveKind.ALL_REDUCE, "bwd", fin),
             ),
         )
     )
@@ -466,7 +468,7 @@ def _explicit_layers(top: Table) -> list[Layer]:
         mp = ly.string("mp", "split", choices=MP_MODES)
         comms = tuple(
             MPComm(
-                c.string("op", choices=MP_OPS),
+                CollectiveKind(c.string("op", choices=MP_OPS)),
                 c.string("pass", choices=PASSES),
                 c.number("bytes", lo=0),
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system import CollectiveRequest, fred_tree, load_fabric, mesh
 from fredfab.sim.bench import median_seconds
 from fredfab.sim.engines.system import simulate
@@ -21,7 +22,7 @@ SIZE = 64 * 2**20  # 64 MiB per NPU: a DP gradient bucket
 
 
 def _row(case: str, fab, chunks: int, repeat: int, resolution: float = 0.0) -> dict:
-    req = [CollectiveRequest("all-reduce", range(fab.num_npus), SIZE)]
+    req = [CollectiveRequest(CollectiveKind.ALL_REDUCE, range(fab.num_npus), SIZE)]
 
     def go():
         return simulate(fab, req, chunks=chunks, resolution=resolution)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.flow import FlowError, parse_ports
 from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
 from fredfab.model.system.units import parse_size
@@ -23,7 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"fabric: {', '.join(shipped_fabrics())}, mesh, all, or a TOML file; "
         "repeat to compare (default: all shipped)",
     )
-    p.add_argument("--op", default="all-reduce", help=f"one of {', '.join(OPS)} (or multicast)")
+    p.add_argument(
+        "--op", default=CollectiveKind.ALL_REDUCE, help=f"one of {', '.join(OPS)} (or multicast)"
+    )
     p.add_argument(
         "--group", default="all", help="NPU ids, e.g. 0-19 or 0,4,8 (p2p: SRC,DST; default all)"
     )

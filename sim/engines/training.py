@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system import CollectiveRequest, Fabric, Strategy, load_fabric
 from fredfab.model.training.config import NPU, TrainingConfig, config_from_table
 from fredfab.model.training.iteration import stationary, streaming
@@ -66,7 +67,7 @@ class SimComm:
         return tuple(sorted(group, key=self._rank.__getitem__))
 
     def time(self, op: str, groups: Sequence[tuple[int, ...]], sizes: Sequence[float]) -> float:
-        if op != "p2p":
+        if op != CollectiveKind.P2P:
             groups = [self.order(g) for g in groups]
         key = (op, tuple(map(tuple, groups)), tuple(float(s) for s in sizes))
         t = self.cache.get(key)
@@ -74,7 +75,7 @@ class SimComm:
             reqs = [
                 CollectiveRequest(op, g, s)
                 for g, s in zip(groups, sizes, strict=True)
-                if s > 0 and (len(g) > 1 or op.startswith("io-"))
+                if s > 0 and (len(g) > 1 or CollectiveKind(op).uses_io)
             ]
             if not reqs:
                 t = 0.0
