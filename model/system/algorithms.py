@@ -203,116 +203,151 @@ def plan_request(
 
 
 def build(sched: Schedule, plan: Plan, chunks: int = 1) -> None:
-    """Add the transfers of ``plan`` to ``sched``."""
+    """Add the transfers of ``plan`` to ``sched``, split into ``chunks`` chunks."""
     if chunks < 1:
         raise ValueError(f"chunks must be >= 1, got {chunks}")
-    req, f = plan.request, sched.fabric
-    g = np.array(req.group, dtype=np.int64)
-    n = len(g)
-    r = plan.index
-    D = req.size_bytes
     alg = plan.algorithm
     if alg == "local":
         return
     if alg.startswith("in-switch-"):
         _build_in_switch(sched, plan, chunks)
         return
-    Dc = D / chunks
-    op = req.op
-    if alg == "mesh-2d":
-        M = _rectangle(f, req.group)
-        H, W = M.shape
-        M = M[folded(H)][:, folded(W)]  # rows and columns stay rows and columns
-        prev = [None, None]
-        for c in range(chunks):
-            d = c % 2
-            Mr = M[:, ::-1] if d else M
-            e1, s1 = _rings(sched, Mr, W - 1, Dc / W, r, None, prev[d] and prev[d][0])
-            Mc = Mr.T[:, ::-1] if d else Mr.T
-            ent = e1.T[:, ::-1] if d else e1.T
-            e2, s2 = _rings(sched, Mc, 2 * (H - 1), Dc / (W * H), r, ent, prev[d] and prev[d][1])
-            back = e2[:, ::-1].T if d else e2.T
-            _, s3 = _rings(sched, Mr, W - 1, Dc / W, r, back, prev[d] and prev[d][2])
-            prev[d] = (s1, s2, s3)
-        return
-    if alg == "hierarchical-ring":
-        M = _l1_blocks(f, req.group)
-        G, k = M.shape
-        prev = None
-        for _c in range(chunks):
-            e1, s1 = _rings(sched, M, k - 1, Dc / k, r, None, prev and prev[0])
-            e2, s2 = _rings(sched, M.T, 2 * (G - 1), Dc / (k * G), r, e1.T, prev and prev[1])
-            _, s3 = _rings(sched, M, k - 1, Dc / k, r, e2.T, prev and prev[2])
-            prev = (s1, s2, s3)
-        return
+    builder = _BUILDERS.get(alg)
+    if builder is None:
+        raise AssertionError(f"no builder for {alg}")
+    builder(sched, plan, chunks)
+
+
+def _build_mesh_2d(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """Rows Reduce-Scatter, columns All-Reduce the D/W shard, rows All-Gather; even chunks
+    run their rings one way, odd chunks the other (folded ring orders)."""
+    req, r = plan.request, plan.index
+    Dc = req.size_bytes / chunks
+    M = _rectangle(sched.fabric, req.group)
+    H, W = M.shape
+    M = M[folded(H)][:, folded(W)]  # rows and columns stay rows and columns
+    prev = [None, None]
+    for c in range(chunks):
+        d = c % 2
+        Mr = M[:, ::-1] if d else M
+        e1, s1 = _rings(sched, Mr, W - 1, Dc / W, r, None, prev[d] and prev[d][0])
+        Mc = Mr.T[:, ::-1] if d else Mr.T
+        ent = e1.T[:, ::-1] if d else e1.T
+        e2, s2 = _rings(sched, Mc, 2 * (H - 1), Dc / (W * H), r, ent, prev[d] and prev[d][1])
+        back = e2[:, ::-1].T if d else e2.T
+        _, s3 = _rings(sched, Mr, W - 1, Dc / W, r, back, prev[d] and prev[d][2])
+        prev[d] = (s1, s2, s3)
+
+
+def _build_hierarchical_ring(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """Reduce-Scatter inside each L1 switch, All-Reduce of the shards across L1 switches
+    among equal local ranks, All-Gather inside each L1 switch."""
+    req, r = plan.request, plan.index
+    Dc = req.size_bytes / chunks
+    M = _l1_blocks(sched.fabric, req.group)
+    G, k = M.shape
+    prev = None
+    for _c in range(chunks):
+        e1, s1 = _rings(sched, M, k - 1, Dc / k, r, None, prev and prev[0])
+        e2, s2 = _rings(sched, M.T, 2 * (G - 1), Dc / (k * G), r, e1.T, prev and prev[1])
+        _, s3 = _rings(sched, M, k - 1, Dc / k, r, e2.T, prev and prev[2])
+        prev = (s1, s2, s3)
+
+
+def _build_ring(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """One ring in group order: 2(N-1) steps of D/N for All-Reduce, N-1 for Reduce-Scatter
+    and All-Gather."""
+    req = plan.request
+    n = len(req.group)
+    M = np.array(req.group, dtype=np.int64).reshape(1, n)
+    steps = {
+        CollectiveKind.ALL_REDUCE: 2 * (n - 1),
+        CollectiveKind.REDUCE_SCATTER: n - 1,
+        CollectiveKind.ALL_GATHER: n - 1,
+    }[req.op]
+    prev = None
+    for _c in range(chunks):
+        _, prev = _rings(sched, M, steps, req.size_bytes / chunks / n, plan.index, None, prev)
+
+
+def _build_ring_reduce(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """Reduce: ring Reduce-Scatter, then every member sends its shard to the root."""
+    req, r = plan.request, plan.index
+    g = np.array(req.group, dtype=np.int64)
+    n = len(g)
+    Dc = req.size_bytes / chunks
     M = g.reshape(1, n)
-    if alg == "ring":
-        steps = {
-            CollectiveKind.ALL_REDUCE: 2 * (n - 1),
-            CollectiveKind.REDUCE_SCATTER: n - 1,
-            CollectiveKind.ALL_GATHER: n - 1,
-        }[op]
-        prev = None
-        for _c in range(chunks):
-            _, prev = _rings(sched, M, steps, Dc / n, r, None, prev)
-        return
-    if alg == "ring-reduce-scatter+gather":
-        root = req.root_npu
-        others = g[g != root]
-        prev = None
-        for _c in range(chunks):
-            ex, s1 = _rings(sched, M, n - 1, Dc / n, r, None, prev and prev[0])
-            after = ex.ravel()[g != root]
-            s2 = sched.add_paths(
-                others,
-                np.full(n - 1, root),
-                Dc / n,
-                after=[after],
-                after_sent=[prev[1]] if prev else (),
-                request=r,
-            )
-            prev = (s1, s2)
-        return
-    if alg == "scatter+ring-all-gather":
-        root = req.root_npu
-        others = g[g != root]
-        prev = None
-        for _c in range(chunks):
-            s1 = sched.add_paths(
-                np.full(n - 1, root),
-                others,
-                Dc / n,
-                after_sent=[prev[0]] if prev else (),
-                request=r,
-            )
-            ent = np.full(n, NO_DEP, dtype=np.int64)
-            ent[g != root] = s1
-            _, s2 = _rings(sched, M, n - 1, Dc / n, r, ent.reshape(1, n), prev and prev[1])
-            prev = (s1, s2)
-        return
-    if alg == "direct-rounds":
-        last = None
-        for _c in range(chunks):
-            for rnd in range(1, n):
-                last = sched.add_paths(
-                    g,
-                    np.roll(g, -rnd),
-                    Dc / n,
-                    after_sent=[last] if last is not None else (),
-                    request=r,
-                )
-        return
-    if alg == "direct":
-        last = None
-        for _c in range(chunks):
+    root = req.root_npu
+    others = g[g != root]
+    prev = None
+    for _c in range(chunks):
+        ex, s1 = _rings(sched, M, n - 1, Dc / n, r, None, prev and prev[0])
+        after = ex.ravel()[g != root]
+        s2 = sched.add_paths(
+            others,
+            np.full(n - 1, root),
+            Dc / n,
+            after=[after],
+            after_sent=[prev[1]] if prev else (),
+            request=r,
+        )
+        prev = (s1, s2)
+
+
+def _build_scatter_broadcast(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """Broadcast: the root scatters D/N shards, then a ring All-Gather."""
+    req, r = plan.request, plan.index
+    g = np.array(req.group, dtype=np.int64)
+    n = len(g)
+    Dc = req.size_bytes / chunks
+    M = g.reshape(1, n)
+    root = req.root_npu
+    others = g[g != root]
+    prev = None
+    for _c in range(chunks):
+        s1 = sched.add_paths(
+            np.full(n - 1, root),
+            others,
+            Dc / n,
+            after_sent=[prev[0]] if prev else (),
+            request=r,
+        )
+        ent = np.full(n, NO_DEP, dtype=np.int64)
+        ent[g != root] = s1
+        _, s2 = _rings(sched, M, n - 1, Dc / n, r, ent.reshape(1, n), prev and prev[1])
+        prev = (s1, s2)
+
+
+def _build_direct_rounds(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """All-to-All: N-1 rounds, member i sending D/N to member i+r in round r."""
+    req = plan.request
+    g = np.array(req.group, dtype=np.int64)
+    n = len(g)
+    last = None
+    for _c in range(chunks):
+        for rnd in range(1, n):
             last = sched.add_paths(
-                g[:1], g[1:], Dc, after_sent=[last] if last is not None else (), request=r
+                g,
+                np.roll(g, -rnd),
+                req.size_bytes / chunks / n,
+                after_sent=[last] if last is not None else (),
+                request=plan.index,
             )
-        return
-    if alg in ("io-trees", "io-relay"):
-        _build_io_relays(sched, plan, chunks)
-        return
-    raise AssertionError(f"no builder for {alg}")
+
+
+def _build_direct(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """Point-to-point: one route."""
+    req = plan.request
+    g = np.array(req.group, dtype=np.int64)
+    last = None
+    for _c in range(chunks):
+        last = sched.add_paths(
+            g[:1],
+            g[1:],
+            req.size_bytes / chunks,
+            after_sent=[last] if last is not None else (),
+            request=plan.index,
+        )
 
 
 # ---------------------------------------------------------------------- helpers
@@ -415,6 +450,20 @@ def _build_io_relays(sched: Schedule, plan: Plan, chunks: int) -> None:
         last = sched.add_relays(
             rel, req.size_bytes / len(f.ios) / chunks, after_sent=last, request=plan.index
         )
+
+
+#: The builder of each endpoint algorithm plan_request chooses.
+_BUILDERS = {
+    "mesh-2d": _build_mesh_2d,
+    "hierarchical-ring": _build_hierarchical_ring,
+    "ring": _build_ring,
+    "ring-reduce-scatter+gather": _build_ring_reduce,
+    "scatter+ring-all-gather": _build_scatter_broadcast,
+    "direct-rounds": _build_direct_rounds,
+    "direct": _build_direct,
+    "io-trees": _build_io_relays,
+    "io-relay": _build_io_relays,
+}
 
 
 @functools.lru_cache(maxsize=256)
