@@ -30,6 +30,8 @@ from fredfab.model.timing_card import KINDS, TimingCard, default_card
 from fredfab.model.toml_fields import check_choice, check_int, check_number
 
 NODE_KINDS = ("npu", "switch", "io")
+#: Node id order of a fabric: NPUs, then I/O controllers, then switches.
+NODE_ORDER = {"npu": 0, "io": 1, "switch": 2}
 ROUTINGS = ("xy", "tree")
 CONDITIONS = ("ready", "backpressure")
 
@@ -44,7 +46,8 @@ MAX_IO_CONTROLLERS = 1024
 MAX_SWITCHES = 4096
 #: Levels of a switch tree: a binary tree over MAX_NPUS NPUs.
 MAX_TREE_LEVELS = 12
-#: The m of Fred_m(P) (the paper uses 3).
+#: The m of Fred_m(P): the paper uses Fred_3(P) everywhere (fred-reference.md section 3).
+SWITCH_M = 3
 MAX_SWITCH_M = 64
 #: Flit width in bytes (the paper's is 512).
 MAX_FLIT_BYTES = 65536
@@ -134,7 +137,7 @@ class Fabric:
         routing: str,
         *,
         in_switch: bool = False,
-        switch_m: int = 3,
+        switch_m: int = SWITCH_M,
         timing: SwitchTiming | None = None,
         description: str = "",
     ) -> None:
@@ -186,7 +189,7 @@ class Fabric:
     def _validate_basic(self) -> None:
         where = f"fabric {self.name!r}"
         names: dict[str, int] = {}
-        order = {"npu": 0, "io": 1, "switch": 2}
+        order = NODE_ORDER
         for i, v in enumerate(self.nodes):
             if v.id != i:
                 raise FabricError(f"{where}: node {v.name!r} has id {v.id}, expected {i}")

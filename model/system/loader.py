@@ -19,17 +19,17 @@ direction), latencies in ns. A file describes the fabric in exactly one of three
     [tree]                         # a FRED switch tree (generators.fred_tree)
     radix = [4, 5]
     bandwidth_GBps = [3000, 1500]
-    latency_ns = 10                # number or one per level
-    io_controllers = 18
-    io_bandwidth_GBps = 128
-    io_latency_ns = 100
+    latency_ns = 10                # number or one per level; optional, as for the mesh
+    io_controllers = 18            # optional, default 0
+    io_bandwidth_GBps = 128        # optional
+    io_latency_ns = 100            # optional
     in_switch_collectives = true
-    switch_m = 3
+    switch_m = 3                   # optional, default fabric.SWITCH_M (the paper's 3)
 
     # or an explicit graph:
     routing = "tree"               # or "xy"
-    in_switch_collectives = false
-    switch_m = 3
+    in_switch_collectives = false  # optional, default false
+    switch_m = 3                   # optional, default fabric.SWITCH_M
     [[nodes]]                      # kind npu | switch | io; switches need level,
     name = "npu0"                  # xy meshes need x and y on NPUs
     kind = "npu"
@@ -67,6 +67,7 @@ from fredfab.model.system.fabric import (
     MAX_SWITCHES,
     MAX_TREE_LEVELS,
     NODE_KINDS,
+    NODE_ORDER,
     ROUTINGS,
     Fabric,
     FabricError,
@@ -120,8 +121,6 @@ _TREE = {
 _SWITCH = {"timing_card", "clock_GHz", "flit_bytes", "throughput_condition"}
 _NODE = {"name", "kind", "level", "x", "y"}
 _LINK = {"a", "b", "bandwidth_GBps", "latency_ns", "bidirectional"}
-#: Node order of a Fabric: NPUs, then I/O controllers, then switches.
-_ORDER = {"npu": 0, "io": 1, "switch": 2}
 
 
 def shipped_fabrics() -> list[str]:
@@ -244,7 +243,7 @@ def _explicit(top: Table, name: str, desc: str, timing: SwitchTiming) -> Fabric:
         kind = nd.string("kind", choices=NODE_KINDS)
         if kind == "switch" and "level" not in nd:
             raise FabricError(f"{nd.where}: a switch needs 'level' (1 = next to NPUs)")
-        parsed.append((_ORDER[kind], i, nd, kind))
+        parsed.append((NODE_ORDER[kind], i, nd, kind))
     check_counts(*(sum(p[3] == k for p in parsed) for k in ("npu", "io", "switch")), top.where)
     parsed.sort(key=lambda t: (t[0], t[1]))
     nodes = []
