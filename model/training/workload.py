@@ -355,6 +355,7 @@ _RESNET = {"blocks", "image", "classes"}
 _LAYER = {"name", "kind", *LAYER_NUMBERS, "mp", "mp_comm", "repeat"}
 _COMM = {"op", "pass", "bytes"}
 _PUBLISHED = {"params", "source"}
+_SWEEP = {"samples_per_replica", "microbatches"}
 
 
 def shipped_workloads() -> list[str]:
@@ -428,14 +429,16 @@ def workload_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> Workl
         pub = top.table("published", _PUBLISHED)
         published = pub.number("params", None, lo=0)
         published_source = pub.string("source", "")
+        _check_sweep(top.table("sweep", _SWEEP))
     except WorkloadError as exc:
         msg = str(exc)
         raise WorkloadError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+    # [training] is checked field by field when a TrainingConfig is made from it
+    # (config_from_table), with the file named in the message.
     training = data.get("training", {})
     sweep = data.get("sweep", {})
-    for nm, tbl in (("training", training), ("sweep", sweep)):
-        if not isinstance(tbl, Mapping):
-            raise WorkloadError(f"{where}: [{nm}] must be a table")
+    if not isinstance(training, Mapping):
+        raise WorkloadError(f"{where}: [training] must be a table")
     return Workload(
         name=name,
         description=top.string("description", ""),
@@ -449,6 +452,23 @@ def workload_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> Workl
         sweep=dict(sweep),
         source=source,
     )
+
+
+def _check_sweep(sw: Table) -> None:
+    """[sweep]: samples per replica, and microbatches "pp" (= the PP degree) or a table
+    from PP degree to microbatches."""
+    sw.integer("samples_per_replica", None, lo=1)
+    rule = sw.data.get("microbatches", "pp")
+    if isinstance(rule, Mapping):
+        for pp, m in rule.items():
+            if not pp.isdigit():
+                raise WorkloadError(f"{sw.where}: microbatches keys are PP degrees, got {pp!r}")
+            check_int(m, f"{sw.where}: microbatches.{pp}", lo=1, error=WorkloadError)
+    elif rule != "pp":
+        raise WorkloadError(
+            f"{sw.where}: 'microbatches' must be \"pp\" or a table from PP degree to "
+            f"microbatches, got {rule!r}"
+        )
 
 
 def _explicit_layers(top: Table) -> list[Layer]:

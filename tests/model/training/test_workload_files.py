@@ -130,3 +130,19 @@ def test_shipped_workloads_and_their_training_tables_load(name):
     for k, v in raw.get("training", {}).items():
         got = getattr(cfg, k)
         assert (str(got) if k == "strategy" else got) == v
+
+
+@pytest.mark.parametrize(
+    ("sweep", "message"),
+    [
+        ('microbatches = "PP"', r"'microbatches' must be \"pp\" or a table"),
+        ('microbatches = { "2" = 2.5 }', r"microbatches.2 must be an integer >= 1, got 2.5"),
+        ('microbatches = { "x" = 2 }', r"microbatches keys are PP degrees, got 'x'"),
+        ("samples_per_replica = true", r"'samples_per_replica' must be an integer >= 1"),
+    ],
+)
+def test_bad_sweep_table(tmp_path, sweep, message):
+    p = _write(tmp_path, TRANSFORMER.format(**GOOD_T) + f"[sweep]\n{sweep}\n")
+    with pytest.raises(WorkloadError, match=message) as info:
+        load_workload(p)
+    assert str(info.value).startswith(f"{p} [sweep]: ")
