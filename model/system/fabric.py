@@ -26,14 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fredfab.model.system.units import GB, GHZ, to_ns
-from fredfab.model.timing_card import KINDS, TimingCard, default_card
+from fredfab.model.timing_card import CONDITIONS, KINDS, TimingCard, default_card
 from fredfab.model.toml_fields import check_choice, check_int, check_number
 
 NODE_KINDS = ("npu", "switch", "io")
 #: Node id order of a fabric: NPUs, then I/O controllers, then switches.
 NODE_ORDER = {"npu": 0, "io": 1, "switch": 2}
 ROUTINGS = ("xy", "tree")
-CONDITIONS = ("ready", "backpressure")
 
 # Size limits of a fabric (docs/system-model.md, "Limits and approximations"). They sit well
 # above the paper's 20-NPU wafer and the 1,024-NPU fabrics the benchmarks run, and low enough

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 
-#: The decimal prefix giga: GB, GB/s (link rates are quoted in decimal units), GHz, GFLOP.
+#: The decimal prefixes kilo and giga: GB, GB/s (link rates are quoted in decimal units),
+#: GHz, GFLOP.
+KILO = 1e3
 GIGA = 1e9
 #: Bytes in a (decimal) kilobyte, megabyte, gigabyte and terabyte.
-KB = 1e3
+KB = KILO
 MB = 1e6
 GB = GIGA
 TB = 1e12
@@ -44,12 +46,12 @@ _UNITS = {
 def to_ns(seconds: float) -> float:
     """``seconds`` in nanoseconds. Multiplies by 1e9: dividing by NS would round, e.g. 7 ns
     to 6.999999999999999."""
-    return seconds * 1e9
+    return seconds * GIGA
 
 
 def to_ms(seconds: float) -> float:
     """``seconds`` in milliseconds (multiplies by 1e3, for the same reason as to_ns)."""
-    return seconds * 1e3
+    return seconds * KILO
 
 
 def parse_size(text: str | float | int) -> float:
