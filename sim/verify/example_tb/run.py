@@ -2,8 +2,8 @@
 
 The bench comes first on the iverilog command line so that its ```timescale`` also covers
 the generated switch, which has none. The switch's Verilog gets the time-0 wake-up of its
-combinational blocks that Icarus needs under -g2012 (fredfab.sim.verify.cosim.icarus_verilog
-explains why); the design is unchanged.
+combinational blocks (fredfab.sim.verify.cosim.icarus_verilog explains why Icarus under
+-g2012 can leave a block whose inputs never change at X); the design is unchanged.
 """
 
 from __future__ import annotations
