@@ -13,8 +13,17 @@
   slot, slots, the ``cfg`` payload layout, the reset contents of slot 0 (words), and the
   topology (every node with its code width, in encoding order; model/config.py documents
   the encoding; model/topology.py the structure);
-* ``latency_cycles``: input accepted to output valid, ``stages * regs_per_stage``;
-  ``load_cycles``: cycles a phase change spends copying a slot (after draining).
+* ``latency_cycles``: input accepted to output valid, ``register_depth * regs_per_stage``
+  (model/latency.py; ``register_depth`` is the stage count on the Clos, the longest path on
+  the crossbar);
+* ``slot_copy_cycles``: cycles a phase change spends copying the selected slot into the
+  active register, after draining (``words_per_slot + 1``). Not the time to write a slot
+  through ``cfg`` (one word per cycle, the timing card's ``slot_write_cycles``).
+  ``load_cycles`` is the same number under its old name, kept for one release so that
+  existing readers keep working; it will be removed: read ``slot_copy_cycles``;
+* ``contract``: the behaviour at the ports that names and widths do not say (source codes,
+  kind rules, link layout, cfg word order, ``last`` in sums, unused inputs, reset), as data
+  and text (hw/contract.py).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from pathlib import Path
 from amaranth.back import verilog
 from amaranth.lib import data, wiring
 
+from fredfab.hw.contract import contract
 from fredfab.hw.control import cfg_layout, n_words
 from fredfab.hw.flit import flit_layout
 from fredfab.hw.params import SwitchParams
@@ -83,7 +93,9 @@ def manifest(switch: FredSwitch) -> dict:
         },
         "stages": topo.stages,
         "latency_cycles": switch.latency_cycles,
-        "load_cycles": n_words(p) + 1,
+        "slot_copy_cycles": n_words(p) + 1,
+        "load_cycles": n_words(p) + 1,  # deprecated alias of slot_copy_cycles
+        "contract": contract(),
     }
 
 

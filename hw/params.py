@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from fredfab.model import defaults
 from fredfab.model.dtypes import ELEMENT_TYPES, ElementType, element_type
 from fredfab.model.graph import ARCHES, SwitchGraph, build_topology
+from fredfab.model.latency import latency_cycles
 
 
 @dataclass(frozen=True)
@@ -24,13 +26,13 @@ class SwitchParams:
     """
 
     ports: int
-    m: int = 3
-    lanes: int = 4
-    dtype: str = "bf16"
-    regs_per_stage: int = 1
-    slots: int = 4
-    word_width: int = 32
-    arch: str = "clos"
+    m: int = defaults.M
+    lanes: int = defaults.LANES
+    dtype: str = defaults.DTYPE
+    regs_per_stage: int = defaults.REGS_PER_STAGE
+    slots: int = defaults.SLOTS
+    word_width: int = defaults.WORD_WIDTH
+    arch: str = defaults.ARCH
 
     def __post_init__(self) -> None:
         _int_at_least("ports", self.ports, 2)
@@ -62,10 +64,9 @@ class SwitchParams:
 
     @property
     def latency_cycles(self) -> int:
-        """Input accepted to output valid: one cycle per register slice on the path. Every
-        Clos path crosses every stage; on the crossbar this is the longest path (a flow
-        whose segment completes below the root of the tree arrives earlier)."""
-        return self.topology.register_depth * self.regs_per_stage
+        """Input accepted to output valid (model/latency.py): ``register_depth *
+        regs_per_stage``, one cycle per register slice on the longest path."""
+        return latency_cycles(self.topology, self.regs_per_stage)
 
     @property
     def name(self) -> str:

@@ -4,14 +4,14 @@ Co-simulation of a generated switch (fredfab.sim.verify.timing) measures these n
 card to ``build/timing/<variant>.json``. The system model reads a card and turns it into a
 per-hop latency and a sustainable bandwidth (fredfab.model.system.fabric.SwitchTiming).
 
-Schema ``fred-switch-timing/1`` (all keys required unless noted)::
+Schema ``fred-switch-timing/2`` (all keys required unless noted)::
 
     {
-      "schema": "fred-switch-timing/1",
-      "generator": {"arch": "fred", "ports": 8, "m": 3, "lanes": 4, "dtype": "bf16",
-                    "pipeline": {...}},          # free-form generator parameters
+      "schema": "fred-switch-timing/2",
+      "generator": {"arch": "clos", "ports": 8, "m": 3, "lanes": 4, "dtype": "bf16",
+                    ...},                        # free-form generator parameters
       "simulator": "verilator 5.048",            # or "default" for the built-in card
-      "latency_cycles": 7,                       # input accepted -> output valid
+      "latency_cycles": 5,                       # input accepted -> output valid
       "throughput": {                            # flits / cycle / port
         "all-reduce": {"ready": 1.0, "backpressure": 1.0},
         "reduce":     {"ready": 1.0, "backpressure": 1.0},
@@ -19,11 +19,21 @@ Schema ``fred-switch-timing/1`` (all keys required unless noted)::
         "unicast":    {"ready": 1.0, "backpressure": 1.0}
       },
       "reconfiguration_cycles": 4,
-      "config_load_cycles": 192
+      "slot_write_cycles": 5                     # one slot written through the cfg port
     }
 
 ``ready`` is measured with every output always ready, ``backpressure`` with outputs that
 stall; 1.0 means one flit per cycle per port, i.e. line rate for a datapath sized to the link.
+
+``slot_write_cycles`` is the time to write one configuration slot through the ``cfg`` port
+(first word offered to last word accepted), which is what co-simulation measures. It is not
+the switch manifest's ``slot_copy_cycles`` (a phase change copying a stored slot into the
+active register) and not the time to fill the whole configuration memory.
+
+Version 1 called that field ``config_load_cycles``. ``from_dict`` still reads
+``fred-switch-timing/1`` cards and maps the field to ``slot_write_cycles``: a /1 card that
+co-simulation wrote measured exactly that; the /1 built-in card's 192 (the whole 1.5 KB
+memory over a 64-bit port) is carried over as it was, which overstates one slot's write.
 """
 
 from __future__ import annotations
@@ -36,7 +46,27 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-SCHEMA = "fred-switch-timing/1"
+from fredfab.model import defaults
+from fredfab.model.config import Configuration
+from fredfab.model.graph import build_topology
+from fredfab.model.latency import latency_cycles
+
+SCHEMA = "fred-switch-timing/2"
+
+#: Older schema versions from_dict still reads, each with its renamed fields (old -> new).
+LEGACY_SCHEMAS: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {"fred-switch-timing/1": MappingProxyType({"config_load_cycles": "slot_write_cycles"})}
+)
+
+#: The fields of a card besides "schema".
+FIELDS = (
+    "generator",
+    "simulator",
+    "latency_cycles",
+    "throughput",
+    "reconfiguration_cycles",
+    "slot_write_cycles",
+)
 
 #: The collective kinds a card gives throughput for (Flow.kind values).
 KINDS = ("all-reduce", "reduce", "multicast", "unicast")
@@ -62,7 +92,7 @@ class TimingCard:
     latency_cycles: float
     throughput: Mapping[str, Mapping[str, float]]
     reconfiguration_cycles: float
-    config_load_cycles: float
+    slot_write_cycles: float
     source: str = field(default="", compare=False)  # file it came from, "" for built-in
 
     def __post_init__(self) -> None:
@@ -74,7 +104,7 @@ class TimingCard:
             raise TimingCardError("timing card field 'generator' must be an object")
         if not isinstance(self.simulator, str) or not self.simulator:
             raise TimingCardError("timing card field 'simulator' must be a non-empty string")
-        for name in ("latency_cycles", "reconfiguration_cycles", "config_load_cycles"):
+        for name in ("latency_cycles", "reconfiguration_cycles", "slot_write_cycles"):
             _nonneg(getattr(self, name), name)
         if not isinstance(self.throughput, Mapping):
             raise TimingCardError("timing card field 'throughput' must be an object")
@@ -117,7 +147,7 @@ class TimingCard:
             "latency_cycles": self.latency_cycles,
             "throughput": {k: dict(v) for k, v in self.throughput.items()},
             "reconfiguration_cycles": self.reconfiguration_cycles,
-            "config_load_cycles": self.config_load_cycles,
+            "slot_write_cycles": self.slot_write_cycles,
         }
 
     def to_json(self) -> str:
@@ -130,30 +160,33 @@ class TimingCard:
             raise TimingCardError(f"timing card{where} must be a JSON object")
         if "schema" not in data:
             raise TimingCardError(f"timing card{where} has no 'schema' field")
+        if data["schema"] in LEGACY_SCHEMAS:
+            renamed = LEGACY_SCHEMAS[data["schema"]]
+            clash = sorted(set(renamed.values()) & set(data))
+            if clash:
+                raise TimingCardError(
+                    f"timing card{where}: {data['schema']!r} has no field(s) {clash} "
+                    f"(its name(s): {sorted(renamed)})"
+                )
+            data = {renamed.get(k, k): v for k, v in data.items()}
+            data["schema"] = SCHEMA
         if data["schema"] != SCHEMA:
+            known = [SCHEMA, *LEGACY_SCHEMAS]
             raise TimingCardError(
                 f"timing card{where}: schema {data['schema']!r} is not supported "
-                f"(expected {SCHEMA!r})"
+                f"(expected one of {known})"
             )
-        fields = (
-            "generator",
-            "simulator",
-            "latency_cycles",
-            "throughput",
-            "reconfiguration_cycles",
-            "config_load_cycles",
-        )
-        missing = [f for f in fields if f not in data]
+        missing = [f for f in FIELDS if f not in data]
         if missing:
             raise TimingCardError(f"timing card{where} is missing field(s) {missing}")
-        unknown = sorted(set(data) - set(fields) - {"schema"})
+        unknown = sorted(set(data) - set(FIELDS) - {"schema"})
         if unknown:
             raise TimingCardError(f"timing card{where} has unknown field(s) {unknown}")
         try:
             return cls(
                 schema=data["schema"],
                 source=source,
-                **{f: data[f] for f in fields},
+                **{f: data[f] for f in FIELDS},
             )
         except TimingCardError as exc:
             raise TimingCardError(f"{exc}{where}") from None
@@ -168,33 +201,52 @@ class TimingCard:
         return cls.from_dict(data, source)
 
 
+#: Ports of the built-in card's switch: about one FRED L1 switch (4 NPUs + its I/O
+#: controllers + the uplink). Ports have no generator default; every other parameter does.
+DEFAULT_CARD_PORTS = 8
+
+
 def default_card() -> TimingCard:
     """The built-in card, used until co-simulation measures a real one.
 
-    Every number is an assumption (the paper gives none, fred-reference.md section 2):
-
-    * generator: Fred_3(8), the paper's m = 3; 8 ports is about one FRED L1 switch
-      (4 NPUs + its I/O controllers + the uplink); lanes/dtype match `make verilog`
-      (4 bf16 lanes).
-    * latency_cycles = 7: Fred_m(8) has 2*log2(8) - 1 = 5 uSwitch columns
-      (model/topology.stages_of(8)), one register per column, plus one cycle for the input
-      buffer and one for the output register.
+    * generator: the switch ``fred generate -P 8`` builds, i.e. the default generator
+      parameters (model/defaults.py: Fred_3(P), the paper's m = 3, 4 bf16 lanes, one
+      register slice per stage, 32-bit configuration words) with 8 ports
+      (``DEFAULT_CARD_PORTS``).
+    * latency_cycles: the generator's formula (model/latency.py), register depth times
+      register slices per stage: Fred_m(8) has 2*log2(8) - 1 = 5 uSwitch columns, one
+      register slice after each, so 5 cycles; the same number the generated RTL declares
+      in its manifest and shows in simulation (tests/hw/test_timing.py).
     * throughput 1.0 flit/cycle/port for every kind in both conditions: the paper says
-      reduction happens step by step inside the uSwitches so the switch runs at link rate.
+      reduction happens step by step inside the uSwitches so the switch runs at link rate
+      (an assumption; the paper gives no figure, fred-reference.md section 2).
     * reconfiguration_cycles = 4: read the next phase's configuration index from the packet
-      header (6 B), fetch it from the 1.5 KB configuration SRAM, and apply it; a few cycles.
-    * config_load_cycles = 192: filling the 1.5 KB configuration SRAM over a 64-bit control
-      port, 1536 B / 8 B per cycle.
+      header (6 B), fetch it from the 1.5 KB configuration SRAM, and apply it; a few cycles
+      (an assumption; the paper gives no figure).
+    * slot_write_cycles: one slot written through the cfg port, one word per cycle (the
+      port is always ready, hw/control.py): the configuration's words at the default word
+      width, what co-simulation measures.
     """
     ones = {k: {"ready": 1.0, "backpressure": 1.0} for k in KINDS}
+    generator = {
+        "ports": DEFAULT_CARD_PORTS,
+        "m": defaults.M,
+        "lanes": defaults.LANES,
+        "dtype": defaults.DTYPE,
+        "regs_per_stage": defaults.REGS_PER_STAGE,
+        "slots": defaults.SLOTS,
+        "word_width": defaults.WORD_WIDTH,
+        "arch": defaults.ARCH,
+    }
+    graph = build_topology(DEFAULT_CARD_PORTS, defaults.M, defaults.ARCH)
     return TimingCard(
         schema=SCHEMA,
-        generator={"arch": "fred", "ports": 8, "m": 3, "lanes": 4, "dtype": "bf16", "pipeline": {}},
+        generator=generator,
         simulator="default",
-        latency_cycles=7,
+        latency_cycles=latency_cycles(graph, defaults.REGS_PER_STAGE),
         throughput=ones,
         reconfiguration_cycles=4,
-        config_load_cycles=192,
+        slot_write_cycles=len(Configuration.idle(graph).to_words(defaults.WORD_WIDTH)),
     )
 
 

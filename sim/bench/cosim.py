@@ -142,7 +142,7 @@ def _timing_rows() -> list[dict]:
             "reconf_idle": m.reconfiguration_idle_cycles,
             "reconf_after_traffic": m.reconfiguration_after_traffic_cycles,
             "reconf_after_bp": m.reconfiguration_after_backpressure_cycles,
-            "config_load": m.config_load_cycles,
+            "slot_write": m.slot_write_cycles,
         }
         for kind, v in m.throughput.items():
             row[f"{kind}_ready"] = v["ready"]

@@ -3,7 +3,7 @@
 ``measure_timing_card(params, sim="verilator")`` runs one timing scenario through the cocotb
 bench (fredfab.sim.verify.cocotb_bench.switch_tb), checks every output flit as any other scenario
 does (a card is only written from a run without a single mismatch), and writes a
-``fred-switch-timing/1`` card (model/timing_card.py) to ``build/timing/<variant>.json``.
+``fred-switch-timing/2`` card (model/timing_card.py) to ``build/timing/<variant>.json``.
 The raw measurements go next to the run, under ``build/cosim/timing/<sim>/<variant>.json``.
 
 The timing scenario, per collective kind (all-reduce: every port to every port; reduce:
@@ -30,8 +30,8 @@ What is measured (cycle = one clock period; "in cycle t" = sampled before edge t
   inclusive, on an idle switch (configuration loaded, nothing in flight). Reported besides
   (in the measurements file): the same right after traffic with outputs ready (it then
   includes draining the pipeline) and right after traffic under backpressure.
-* ``config_load_cycles``: cycles to write one slot through ``cfg`` (first word offered to
-  last word accepted).
+* ``slot_write_cycles``: cycles to write one slot through ``cfg`` (first word offered to
+  last word accepted), the largest over the phases.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ class TimingMeasurement:
     reconfiguration_idle_cycles: int
     reconfiguration_after_traffic_cycles: int  # outputs ready
     reconfiguration_after_backpressure_cycles: int  # max over kinds
-    config_load_cycles: int
+    slot_write_cycles: int
     simulated_cycles: int
     wall_seconds: float
 
@@ -125,7 +125,7 @@ class TimingMeasurement:
             latency_cycles=self.latency_cycles,
             throughput=self.throughput,
             reconfiguration_cycles=self.reconfiguration_idle_cycles,
-            config_load_cycles=self.config_load_cycles,
+            slot_write_cycles=self.slot_write_cycles,
         )
 
 
@@ -160,7 +160,10 @@ def measurements_from_report(params: SwitchParams, sim: str, result) -> TimingMe
                     after_bp.append(ph["select_cycles"])
             else:
                 after_ready.append(ph["select_cycles"])
-    loads = [ph["load_cycles"] for ph in sc.phases if ph["load_cycles"] is not None]
+    # The bench's per-phase statistic was called load_cycles before it became
+    # slot_write_cycles; read either, so reports of both versions work.
+    writes = [ph.get("slot_write_cycles", ph.get("load_cycles")) for ph in sc.phases]
+    writes = [w for w in writes if w is not None]
     idle = [
         phases[KINDS[0] + " ready"]["select_cycles"],
         phases["idle reconfiguration"]["select_cycles"],
@@ -174,7 +177,7 @@ def measurements_from_report(params: SwitchParams, sim: str, result) -> TimingMe
         reconfiguration_idle_cycles=max(idle),
         reconfiguration_after_traffic_cycles=max(after_ready),
         reconfiguration_after_backpressure_cycles=max(after_bp),
-        config_load_cycles=max(loads),
+        slot_write_cycles=max(writes),
         simulated_cycles=sc.cycles,
         wall_seconds=sc.wall_seconds,
     )

@@ -45,6 +45,9 @@ def test_manifest_matches_verilog_and_lint_is_clean(params, tmp_path):
     reset = Configuration.from_words(topo, cfg["reset_words"], params.word_width)
     assert reset.to_bits() != 0
     assert info["latency_cycles"] == topo.stages * params.regs_per_stage
+    # A phase change copies the slot one word per cycle after a registered read; the old
+    # name stays beside the new one for one release.
+    assert info["slot_copy_cycles"] == info["load_cycles"] == cfg["words_per_slot"] + 1
     assert verilator_lint(v_path, params.name) == []
 
 

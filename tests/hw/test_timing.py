@@ -5,10 +5,12 @@ crossbar: its longest path), one flit per cycle per active port."""
 import pytest
 from amaranth.sim import Simulator
 
+from fredfab.hw.manifest import generate, load_manifest
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
 from fredfab.model.flow import Flow
 from fredfab.model.router import route
+from fredfab.model.timing_card import default_card
 from tests.hw.switch_bench import load_slot
 
 
@@ -78,3 +80,18 @@ def test_latency_and_throughput_match_formula(P, flows, regs, arch):
     for p, c in cycles.items():
         # One flit per cycle from the first to the last: no bubbles.
         assert c == list(range(c[0], c[0] + len(c))), f"port {p}: {c}"
+
+
+def test_builtin_timing_card_matches_the_default_rtl(tmp_path):
+    """The system model's built-in card describes the switch the generator builds with its
+    default parameters: same parameters, the latency its manifest declares and the
+    simulation shows, and one cfg word per cycle for a slot of its words."""
+    card = default_card()
+    params = SwitchParams(ports=card.generator["ports"])
+    assert dict(card.generator) == params.to_dict()
+    _, j_path = generate(params, tmp_path)
+    info = load_manifest(j_path)
+    assert card.latency_cycles == info["latency_cycles"] == params.latency_cycles
+    assert card.slot_write_cycles == info["config"]["words_per_slot"]
+    latency, _ = measure(params, [Flow([p], [p ^ 5]) for p in range(params.ports)], n_flits=4)
+    assert latency == card.latency_cycles

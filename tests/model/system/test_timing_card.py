@@ -21,9 +21,43 @@ def test_default_card_round_trips_through_json():
 
 def test_unknown_schema_version_is_rejected():
     d = default_card().to_dict()
-    d["schema"] = "fred-switch-timing/2"
+    d["schema"] = "fred-switch-timing/3"
     with pytest.raises(TimingCardError, match="not supported"):
         TimingCard.from_dict(d)
+
+
+def test_version_1_card_is_read_with_its_renamed_field():
+    """A /1 card's config_load_cycles is the /2 slot_write_cycles; it loads as a /2 card."""
+    d = default_card().to_dict()
+    d["schema"] = "fred-switch-timing/1"
+    d["config_load_cycles"] = d.pop("slot_write_cycles") + 7
+    card = TimingCard.from_dict(d)
+    assert card.schema == SCHEMA
+    assert card.slot_write_cycles == default_card().slot_write_cycles + 7
+    assert "config_load_cycles" not in card.to_dict()
+    # The new name is not accepted in a /1 card, nor the old one in a /2 card.
+    d["slot_write_cycles"] = 1
+    with pytest.raises(TimingCardError):
+        TimingCard.from_dict(d)
+    d = default_card().to_dict()
+    d["config_load_cycles"] = d.pop("slot_write_cycles")
+    with pytest.raises(TimingCardError, match="slot_write_cycles"):
+        TimingCard.from_dict(d)
+
+
+def test_default_card_follows_the_default_generator_parameters():
+    """The built-in card's latency and slot write time come from the formulas the generator
+    uses, at the default parameters (the RTL itself is compared in tests/hw/test_timing.py)."""
+    from fredfab.model import defaults
+    from fredfab.model.graph import build_topology
+
+    card = default_card()
+    g = card.generator
+    assert (g["m"], g["lanes"], g["dtype"]) == (defaults.M, defaults.LANES, defaults.DTYPE)
+    graph = build_topology(g["ports"], g["m"], g["arch"])
+    # Fred_3(8): 2 log2(8) - 1 = 5 stages, one register slice each.
+    assert graph.register_depth == 5 and card.latency_cycles == 5 * g["regs_per_stage"]
+    assert card.slot_write_cycles == -(-graph.config_bits // g["word_width"])
 
 
 @pytest.mark.parametrize("field", ["latency_cycles", "throughput", "simulator"])

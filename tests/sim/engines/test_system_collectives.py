@@ -163,9 +163,11 @@ def test_phase_bandwidth_orders_the_fabrics():
         phase_bandwidth(load_fabric("mesh"), "MP2-DP5-PP4", D)
 
 
-def _card(latency=7, frac=1.0):
+def _card(latency=None, frac=1.0):
+    """The built-in card with another latency (None: its own) and throughput."""
     d = default_card().to_dict()
-    d["latency_cycles"] = latency
+    if latency is not None:
+        d["latency_cycles"] = latency
     d["throughput"] = {k: {"ready": frac, "backpressure": frac} for k in d["throughput"]}
     return TimingCard.from_dict(d)
 
@@ -174,7 +176,10 @@ def test_timing_card_throughput_and_latency_reach_the_collective_time():
     base = fred_tree([4, 5], [3e12, 12e12], in_switch=True)
     slow = fred_tree([4, 5], [3e12, 12e12], in_switch=True, timing=SwitchTiming(_card(frac=0.5)))
     late = fred_tree(
-        [4, 5], [3e12, 12e12], in_switch=True, timing=SwitchTiming(_card(latency=1007))
+        [4, 5],
+        [3e12, 12e12],
+        in_switch=True,
+        timing=SwitchTiming(_card(latency=default_card().latency_cycles + 1000)),
     )
     t0 = simulate(base, [ar(range(20))]).time
     assert simulate(slow, [ar(range(20))]).time == pytest.approx(

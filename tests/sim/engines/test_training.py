@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from fredfab.model.timing_card import default_card
 from fredfab.model.training import NPU, load_workload, workload_from_dict
 from fredfab.sim.engines.training import DEFAULT_FABRICS, compare, estimate, sweep
 
@@ -25,7 +26,7 @@ def test_mp_exposure_matches_in_switch_closed_form():
     s, h, b, L = 1024, 4256, 2, 78
     D = 2 * s * h * b
     n_ar = 4 * L + 1 + 1  # blocks, embedding forward, LM head backward
-    t_ar = D / (3 * TB) + 2 * 10e-9 + 7e-9
+    t_ar = D / (3 * TB) + 2 * 10e-9 + default_card().latency_cycles / 1e9  # 1 GHz
     assert e.breakdown["mp"] == pytest.approx(n_ar * t_ar, rel=2e-3)
     assert sum(e.breakdown.values()) == pytest.approx(e.time, rel=1e-9)
 

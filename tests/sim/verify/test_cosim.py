@@ -160,7 +160,7 @@ def test_timing_card_measured(sim, tmp_path):
     assert card.fraction("unicast", "backpressure") == 1.0
     assert card.fraction("reduce", "backpressure") == 1.0
     assert card.reconfiguration_cycles == n_words(params) + 4
-    assert card.config_load_cycles == n_words(params)
+    assert card.slot_write_cycles == n_words(params)
     details = json.loads((ROOT / "timing" / sim / f"{params.name}.json").read_text())
     assert details["reconfiguration_after_traffic_cycles"] > card.reconfiguration_cycles
     assert measure_timing(params, sim, root=ROOT).throughput == dict(card.throughput)
