@@ -4,7 +4,9 @@
 ``sim`` (cached, one build per (simulator, variant)), runs the scenarios
 (fredfab.sim.verify.scenarios) as one cocotb test each in a single simulator process with
 the manifest-driven bench fredfab.sim.verify.cocotb_bench.switch_tb, and returns a CosimResult
-with the outcome of every scenario and, for a failure, the first mismatching flit.
+with the outcome of every scenario and, for a failure, the first mismatching flit. The
+scenarios go to the bench as a scenario file (fredfab.sim.verify.scenario_file) and come
+back as a report (fredfab.sim.verify.report).
 
 Layout under ``root`` (default build/cosim)::
 

@@ -163,9 +163,9 @@ class SwitchEnv:
             return
         cycle = self.h.cycle
         for p, (src, sink) in enumerate(zip(self.sources, self.sinks, strict=True)):
-            phase = src.sample()
-            if phase is not None:
-                self.monitor.input_accepted(phase, cycle)
+            accepted = src.sample()  # the accepted flit's phase
+            if accepted is not None:
+                self.monitor.input_accepted(accepted, cycle)
             valid, flit = sink.sample()
             if valid:
                 head = self.scoreboard.head_phase(p)
