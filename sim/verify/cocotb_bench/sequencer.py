@@ -37,7 +37,7 @@ from fredfab.sim.verify.cocotb_bench.scoreboard import Scoreboard
 from fredfab.sim.verify.scenario_file import Scenario
 
 #: Cycles ``rst`` is held in the middle of traffic.
-RESET_CYCLES = 2
+MID_TRAFFIC_RESET_CYCLES = 2
 #: Cycles after a mid-traffic reset, beyond the pipeline latency, in which no output may be valid.
 QUIET_MARGIN = 4
 
@@ -148,7 +148,7 @@ class PhaseSequencer:
         self.in_reset = True
         # Expected flits of the interrupted phases are dropped; what came out was checked.
         self.scoreboard.drop_through(n)
-        for _ in range(RESET_CYCLES):
+        for _ in range(MID_TRAFFIC_RESET_CYCLES):
             yield
         self.h.put(self.h.rst, 0)
         self.in_reset = False
