@@ -65,7 +65,12 @@ class PhaseMonitor:
         self.in_flits += 1
 
     def _port(self, phase: int, port: int, cycle: int) -> PortStats:
-        return self.phases[phase].out.setdefault(port, PortStats(valid_first=cycle))
+        # Called in every cycle an output is valid: look up before building a new record.
+        out = self.phases[phase].out
+        stats = out.get(port)
+        if stats is None:
+            stats = out[port] = PortStats(valid_first=cycle)
+        return stats
 
     def output_valid(self, phase: int, port: int, cycle: int) -> None:
         self._port(phase, port, cycle)

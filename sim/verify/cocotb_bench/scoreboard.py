@@ -39,12 +39,9 @@ class Scoreboard:
         self.describe = describe
         self.expected: list[deque[Expected]] = [deque() for _ in range(ports)]
         self.received = [0] * ports  # flits received per port
+        self.total_received = 0
         self.quiet = False  # any flit now is stale (just after a reset)
         self.first_mismatch: FlitMismatch | None = None
-
-    @property
-    def total_received(self) -> int:
-        return sum(self.received)
 
     def expect(self, port: int, flits: Iterable[Flit], phase: int) -> None:
         self.expected[port].extend(Expected(f, phase, k) for k, f in enumerate(flits))
@@ -68,6 +65,7 @@ class Scoreboard:
         """Check the flit ``port`` delivered in ``cycle``; return its phase."""
         index = self.received[port]
         self.received[port] += 1
+        self.total_received += 1
         if self.quiet:
             self._fail("stale flit after reset", port, index, cycle, flit)
         if not self.expected[port]:
