@@ -12,8 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fredfab.sim.cli.generate import add_params_arguments, params_from
+
+if TYPE_CHECKING:
+    from fredfab.sim.verify.scenario_file import Scenario
 
 NAME = "cosim"
 HELP = "co-simulate a generated switch (cocotb on Icarus or Verilator) against the golden model"
@@ -106,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
                     "in_flits": s.in_flits,
                     "out_flits": s.out_flits,
                     "error": s.error,
-                    "first_mismatch": s.first_mismatch,
+                    "first_mismatch": s.first_mismatch and s.first_mismatch.to_json(),
                 }
                 for s in result.scenarios
             ],
@@ -128,12 +132,13 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.passed else 1
 
 
-def _corrupt(scenario: dict) -> None:
+def _corrupt(scenario: Scenario) -> None:
     """Flip the lowest data bit of the middle expected flit of the scenario's busiest port."""
-    for ph in scenario["phases"]:
-        if ph["expect"]:
-            port = max(ph["expect"], key=lambda p: len(ph["expect"][p]))
-            flits = ph["expect"][port]
-            flits[len(flits) // 2][0] ^= 1
+    for ph in scenario.phases:
+        if ph.expect:
+            port = max(ph.expect, key=lambda p: len(ph.expect[p]))
+            flits = ph.expect[port]
+            data, last = flits[len(flits) // 2]
+            flits[len(flits) // 2] = (data ^ 1, last)
             return
     raise ValueError("the scenario expects no flit to corrupt")

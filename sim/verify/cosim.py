@@ -4,7 +4,9 @@
 ``sim`` (cached, one build per (simulator, variant)), runs the scenarios
 (fredfab.sim.verify.scenarios) as one cocotb test each in a single simulator process with
 the manifest-driven bench fredfab.sim.verify.cocotb_bench.switch_tb, and returns a CosimResult
-with the outcome of every scenario and, for a failure, the first mismatching flit.
+with the outcome of every scenario and, for a failure, the first mismatching flit. The
+scenarios go to the bench as a scenario file (fredfab.sim.verify.scenario_file) and come
+back as a report (fredfab.sim.verify.report).
 
 Layout under ``root`` (default build/cosim)::
 
@@ -34,16 +36,17 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
+from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
+from fredfab.sim.verify.scenario_file import SCENARIOS_ENV, Scenario, ScenarioFile
 
 SIMULATORS = ("icarus", "verilator")
 TEST_MODULE = "fredfab.sim.verify.cocotb_bench.switch_tb"
-SCENARIO_SCHEMA = "fred-cosim-scenarios/1"
 DEFAULT_ROOT = Path("build/cosim")
 
 
@@ -281,19 +284,6 @@ def build(params: SwitchParams, sim: str, waves: bool = False, root: Path = DEFA
 
 
 @dataclass
-class ScenarioResult:
-    name: str
-    passed: bool
-    error: str | None
-    first_mismatch: dict | None
-    cycles: int
-    wall_seconds: float
-    in_flits: int
-    out_flits: int
-    phases: list[dict] = field(default_factory=list)
-
-
-@dataclass
 class CosimResult:
     sim: str
     variant: str
@@ -301,7 +291,7 @@ class CosimResult:
     log: Path
     build_seconds: float
     wall_seconds: float
-    scenarios: list[ScenarioResult]
+    scenarios: list[ScenarioReport]
     waves: Path | None = None
 
     @property
@@ -309,10 +299,10 @@ class CosimResult:
         return bool(self.scenarios) and all(s.passed for s in self.scenarios)
 
     @property
-    def failures(self) -> list[ScenarioResult]:
+    def failures(self) -> list[ScenarioReport]:
         return [s for s in self.scenarios if not s.passed]
 
-    def by_name(self, name: str) -> ScenarioResult:
+    def by_name(self, name: str) -> ScenarioReport:
         for s in self.scenarios:
             if s.name == name:
                 return s
@@ -328,10 +318,107 @@ class CosimResult:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class RunFiles:
+    """Where one run's files go (see the module docstring)."""
+
+    run_dir: Path
+
+    @property
+    def scenarios(self) -> Path:
+        return self.run_dir / "scenarios.json"
+
+    @property
+    def report(self) -> Path:
+        return self.run_dir / "report.json"
+
+    @property
+    def results_xml(self) -> Path:
+        return self.run_dir / "results.xml"
+
+    @property
+    def log(self) -> Path:
+        return self.run_dir / "sim.log"
+
+    def clear(self) -> None:
+        """Remove a previous run's files (the lock stays)."""
+        for old in self.run_dir.iterdir():
+            if old.name != ".lock":
+                shutil.rmtree(old) if old.is_dir() else old.unlink()
+
+    def wave_file(self, b: Build) -> Path | None:
+        """Where the simulator traces when ``b`` is a waves build."""
+        if not b.waves:
+            return None
+        if b.sim == "icarus":
+            return self.run_dir / f"{b.top}.fst"
+        return self.run_dir / ("dump.fst" if verilator_fst() else "dump.vcd")
+
+
+def _check_scenarios(scenarios: Sequence[Scenario]) -> None:
+    if not scenarios:
+        raise ValueError("no scenarios to run")
+    names = [s.name for s in scenarios]
+    if len(set(names)) != len(names):
+        raise ValueError(f"scenario names repeat: {names}")
+
+
+def _simulate(b: Build, files: RunFiles, seed: int) -> float:
+    """Run the bench over the scenario file in one simulator process; return the wall time."""
+    wave_file = files.wave_file(b)
+    plusargs = [f"+dumpfile_path={wave_file}"] if wave_file and b.sim == "icarus" else []
+    runner = b.runner()
+    t0 = time.perf_counter()
+    with contextlib.suppress(SystemExit):  # the runner exits on failures under pytest
+        runner.test(
+            test_module=TEST_MODULE,
+            hdl_toplevel=b.top,
+            hdl_toplevel_lang="verilog",
+            build_dir=b.build_dir,
+            test_dir=files.run_dir,
+            extra_env={
+                SCENARIOS_ENV: str(files.scenarios),
+                REPORT_ENV: str(files.report),
+                "PYTHONPATH": os.pathsep.join(sys.path),
+            },
+            results_xml=str(files.results_xml),
+            log_file=files.log,
+            waves=b.waves,
+            plusargs=plusargs,
+            seed=seed,
+            timescale=("1ns", "1ps") if b.sim == "icarus" else None,
+        )
+    return time.perf_counter() - t0
+
+
+def _collect(names: list[str], files: RunFiles) -> list[ScenarioReport]:
+    """Every scenario's report, in ``names`` order; a scenario that did not report (the
+    simulator died) fails, and so does every scenario if cocotb counted more failures than
+    the reports say (a test that failed outside the bench's checks)."""
+    from cocotb_tools.runner import get_results
+
+    report = CosimReport.read(files.report) if files.report.exists() else CosimReport()
+    results = [
+        report.scenarios.get(name)
+        or ScenarioReport(name, False, f"did not report (simulator crashed?); see {files.log}")
+        for name in names
+    ]
+    try:
+        xml_failed = get_results(files.results_xml)[1]
+    except RuntimeError:  # no results file: the simulator died before writing it
+        return results
+    if xml_failed != sum(not r.passed for r in results):
+        for r in results:
+            if r.passed:
+                r.passed = False
+                r.error = f"cocotb counted {xml_failed} failures; see {files.log}"
+    return results
+
+
 def run(
     params: SwitchParams,
     sim: str,
-    scenarios: list[dict],
+    scenarios: Sequence[Scenario],
     *,
     label: str = "run",
     waves: bool | None = None,
@@ -343,102 +430,22 @@ def run(
     ``waves`` defaults to the environment variable FRED_WAVES=1; traces land in the run
     directory (FST; VCD on Verilator without the lz4 headers).
     """
-    from cocotb_tools.runner import get_results
-
     if waves is None:
         waves = os.environ.get("FRED_WAVES", "") not in ("", "0")
-    if not scenarios:
-        raise ValueError("no scenarios to run")
-    names = [s["name"] for s in scenarios]
-    if len(set(names)) != len(names):
-        raise ValueError(f"scenario names repeat: {names}")
+    _check_scenarios(scenarios)
     b = build(params, sim, waves=waves, root=root)
-    run_dir = b.build_dir / "runs" / label
-    with _locked(run_dir):
-        for old in run_dir.iterdir():
-            if old.name != ".lock":
-                shutil.rmtree(old) if old.is_dir() else old.unlink()
-        spec = {"schema": SCENARIO_SCHEMA, "manifest": str(b.manifest), "scenarios": scenarios}
-        scen_path = run_dir / "scenarios.json"
-        scen_path.write_text(json.dumps(spec) + "\n")
-        report_path = run_dir / "report.json"
-        results_xml = run_dir / "results.xml"
-        log = run_dir / "sim.log"
-        plusargs = []
-        wave_file = None
-        if waves:
-            if sim == "icarus":
-                wave_file = run_dir / f"{b.top}.fst"
-                plusargs.append(f"+dumpfile_path={wave_file}")
-            else:
-                wave_file = run_dir / ("dump.fst" if verilator_fst() else "dump.vcd")
-        runner = b.runner()
-        t0 = time.perf_counter()
-        with contextlib.suppress(SystemExit):  # the runner exits on failures under pytest
-            runner.test(
-                test_module=TEST_MODULE,
-                hdl_toplevel=b.top,
-                hdl_toplevel_lang="verilog",
-                build_dir=b.build_dir,
-                test_dir=run_dir,
-                extra_env={
-                    "FRED_COSIM_SCENARIOS": str(scen_path),
-                    "FRED_COSIM_REPORT": str(report_path),
-                    "PYTHONPATH": os.pathsep.join(sys.path),
-                },
-                results_xml=str(results_xml),
-                log_file=log,
-                waves=waves,
-                plusargs=plusargs,
-                seed=seed,
-                timescale=("1ns", "1ps") if sim == "icarus" else None,
-            )
-        wall = time.perf_counter() - t0
-        report = json.loads(report_path.read_text()) if report_path.exists() else {"tests": {}}
-        try:
-            xml_failed = get_results(results_xml)[1]
-        except RuntimeError:  # no results file: the simulator died before writing it
-            xml_failed = None
-        results = []
-        for name in names:
-            r = report["tests"].get(name)
-            if r is None:
-                results.append(
-                    ScenarioResult(
-                        name,
-                        False,
-                        f"did not report (simulator crashed?); see {log}",
-                        None,
-                        0,
-                        0.0,
-                        0,
-                        0,
-                    )
-                )
-            else:
-                results.append(
-                    ScenarioResult(
-                        name,
-                        r["passed"],
-                        r["error"],
-                        r["first_mismatch"],
-                        r["cycles"],
-                        r["wall_seconds"],
-                        r["in_flits"],
-                        r["out_flits"],
-                        r["phases"],
-                    )
-                )
-    reported_failed = sum(not r.passed for r in results)
-    if xml_failed is not None and xml_failed != reported_failed:
-        for r in results:
-            if r.passed:
-                r.passed, r.error = False, f"cocotb counted {xml_failed} failures; see {log}"
+    files = RunFiles(b.build_dir / "runs" / label)
+    with _locked(files.run_dir):
+        files.clear()
+        ScenarioFile(b.manifest, list(scenarios)).write(files.scenarios)
+        wall = _simulate(b, files, seed)
+        results = _collect([s.name for s in scenarios], files)
+    wave_file = files.wave_file(b)
     return CosimResult(
         sim,
         params.name,
-        run_dir,
-        log,
+        files.run_dir,
+        files.log,
         b.seconds,
         wall,
         results,

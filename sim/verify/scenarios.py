@@ -12,7 +12,8 @@ Slots: a phase with a configuration takes the next slot of the rotation 1..K-1 (
 the reset default), so a phase never loads into the slot that is active while it loads, and
 long schedules (Reduce-Scatter over 8 ports is 8 phases) reload slots as they go.
 
-See fredfab.sim.verify.cocotb_bench.switch_tb for the scenario format and how it runs.
+Scenarios are fredfab.sim.verify.scenario_file dataclasses; fredfab.sim.verify.cocotb_bench
+(sequencer.py) says how they run.
 """
 
 from __future__ import annotations
@@ -28,14 +29,16 @@ from fredfab.model.flow import Flow
 from fredfab.model.flowgen import random_flow_set
 from fredfab.model.router import RouteConflict, Routing
 from fredfab.model.switch_model import FunctionalSwitch
-from fredfab.sim.verify.traffic import flow_traffic, packet_lasts, traffic_from_data
+from fredfab.sim.verify.cocotb_bench.patterns import Always, Pattern, Periodic, RandomPause, Stalls
+from fredfab.sim.verify.scenario_file import Phase, Scenario
+from fredfab.sim.verify.traffic import Traffic, flow_traffic, packet_lasts, traffic_from_data
 
-#: Input idle / output readiness patterns, as in the verilog-axis benches.
-PATTERNS: dict[str, dict] = {
-    "none": {"kind": "none"},
-    "random": {"kind": "random", "p": 0.4},
-    "periodic": {"kind": "periodic", "pattern": [1, 1, 1, 0]},
-    "stalls": {"kind": "stalls", "go": [1, 12], "pause": [8, 40]},
+#: Input idle / output readiness patterns by name, as in the verilog-axis benches.
+PATTERNS: dict[str, Pattern] = {
+    "none": Always(),
+    "random": RandomPause(0.4),
+    "periodic": Periodic((1, 1, 1, 0)),
+    "stalls": Stalls(go=(1, 12), pause=(8, 40)),
 }
 PATTERN_NAMES = tuple(PATTERNS)
 
@@ -55,16 +58,17 @@ class ScenarioBuilder:
         self._slot = self._slot % (self.params.slots - 1) + 1
         return self._slot
 
-    def _phase(self, label: str, routing: Routing | None, traffic, slot: int | None) -> dict:
-        ph = {
-            "label": label,
-            "slot": slot,
-            "words": None if slot is None else routing.config.to_words(self.params.word_width),
-            "flows": [str(f) for f in routing.flows] if routing is not None else [],
-            "send": {str(p): [list(f) for f in v] for p, v in traffic.send.items()},
-            "expect": {str(p): [list(f) for f in v] for p, v in traffic.expect.items()},
-        }
-        return ph
+    def _phase(
+        self, label: str, routing: Routing | None, traffic: Traffic, slot: int | None
+    ) -> Phase:
+        return Phase(
+            label=label,
+            slot=slot,
+            words=None if slot is None else routing.config.to_words(self.params.word_width),
+            flows=[str(f) for f in routing.flows] if routing is not None else [],
+            send={p: list(v) for p, v in traffic.send.items()},
+            expect={p: list(v) for p, v in traffic.expect.items()},
+        )
 
     def route(self, flows: Sequence[Flow]) -> Routing:
         return self.sw.route(flows)
@@ -77,7 +81,7 @@ class ScenarioBuilder:
         max_packet: int = 3,
         edge_cases: bool = True,
         select: bool = True,
-    ) -> dict:
+    ) -> Phase:
         """A phase running ``flows`` with random packets (its own slot unless not select)."""
         routing = flows if isinstance(flows, Routing) else self.route(flows)
         traffic = flow_traffic(
@@ -94,7 +98,9 @@ class ScenarioBuilder:
             except RouteConflict:
                 continue
 
-    def collective_phases(self, coll: col.Collective, flits: int = 3, max_packet: int = 2) -> list:
+    def collective_phases(
+        self, coll: col.Collective, flits: int = 3, max_packet: int = 2
+    ) -> list[Phase]:
         """One phase per step of ``coll``; every chunk is ``flits`` flits of edge-case data.
 
         Raises RuntimeError if the phases' expected outputs, assembled into the collective's
@@ -141,24 +147,26 @@ class ScenarioBuilder:
     @staticmethod
     def scenario(
         name: str,
-        phases: list[dict],
+        phases: list[Phase],
         idle: str = "none",
         stall: str = "none",
         seed: int = 1,
         doc: str = "",
-    ) -> dict:
-        flits = sum(len(v) for ph in phases for v in ph["send"].values())
-        waits = sum(int(ph.get("wait_before", 0)) for ph in phases)
-        return {
-            "name": name,
-            "doc": doc or name,
-            "seed": seed,
-            "idle": PATTERNS[idle],
-            "stall": PATTERNS[stall],
+    ) -> Scenario:
+        """A scenario of ``phases`` under the patterns named ``idle`` and ``stall``
+        (PATTERNS); its timeout grows with the phases' flits and waits."""
+        flits = sum(ph.sent_flits for ph in phases)
+        waits = sum(ph.wait_before for ph in phases)
+        return Scenario(
+            name=name,
+            phases=phases,
+            doc=doc or name,
+            seed=seed,
+            idle=PATTERNS[idle],
+            stall=PATTERNS[stall],
             # Generous: long stalls pause outputs for up to 40 cycles at a time.
-            "timeout_cycles": 4000 + 60 * flits + waits + 200 * len(phases),
-            "phases": phases,
-        }
+            timeout_cycles=4000 + 60 * flits + waits + 200 * len(phases),
+        )
 
 
 def collectives_for(P: int, rng: np.random.Generator) -> dict[str, col.Collective]:
@@ -176,65 +184,61 @@ def collectives_for(P: int, rng: np.random.Generator) -> dict[str, col.Collectiv
     }
 
 
-def standard_scenarios(params: SwitchParams, seed: int = 0, kinds: Sequence[str] | None = None):
-    """The default suite for one variant: every collective kind (compound ones as serial
-    phases), unicast permutations, several concurrent flows over three reconfigurations,
-    traffic on the reset default, and reset in the middle of traffic. Idle and backpressure
-    patterns rotate with ``seed`` so that a sweep meets every pattern on every scenario."""
-    b = ScenarioBuilder(params, seed)
-    P = params.ports
-    out = []
-    names = list(PATTERN_NAMES)
-
-    def pat(i: int) -> tuple[str, str]:
-        return names[(i + seed) % 4], names[(2 * i + seed + 1) % 4]
-
-    i = 0
-    for name, coll in collectives_for(P, b.rng).items():
-        idle, stall = pat(i)
-        out.append(
-            b.scenario(name, b.collective_phases(coll), idle, stall, seed + i, doc=f"{coll}")
-        )
-        i += 1
+def _standard_phases(b: ScenarioBuilder) -> list[tuple[str, list[Phase], str]]:
+    """(name, phases, doc) of every standard scenario, in SCENARIO_NAMES order (the order in
+    which they draw from the builder's generator)."""
+    P = b.params.ports
+    out = [
+        (name, b.collective_phases(coll), str(coll))
+        for name, coll in collectives_for(P, b.rng).items()
+    ]
     # Unicast permutations: two random permutations, then the reverse.
     perms = [b.rng.permutation(P) for _ in range(2)] + [np.arange(P)[::-1]]
     phases = [
         b.flows_phase([Flow([p], [int(q)]) for p, q in enumerate(perm)], f"permutation {k}")
         for k, perm in enumerate(perms)
     ]
-    idle, stall = pat(i)
-    out.append(b.scenario("unicast_permutations", phases, idle, stall, seed + i))
-    i += 1
+    out.append(("unicast_permutations", phases, ""))
     # Several concurrent flows, reconfigured three times under traffic.
     phases = [
         b.flows_phase(b.random_routing(min_flows=2), f"concurrent flows {k}", packets=3)
         for k in range(4)
     ]
-    idle, stall = pat(i)
-    out.append(b.scenario("concurrent_flows", phases, idle, stall, seed + i))
-    i += 1
+    out.append(("concurrent_flows", phases, ""))
     # Reset default: no configuration written, slot 0 (identity unicast) carries traffic.
     identity = [Flow([p], [p]) for p in range(P)]
     phases = [b.flows_phase(identity, "reset default (identity)", select=False)]
-    idle, stall = pat(i)
-    out.append(b.scenario("reset_default", phases, idle, stall, seed + i))
-    i += 1
+    out.append(("reset_default", phases, ""))
     # Reset in the middle of traffic, then the default, then a fresh configuration.
     first = b.flows_phase(b.random_routing(min_flows=2), "interrupted", packets=4, max_packet=4)
-    sent = sum(len(v) for v in first["send"].values())
-    first["reset_after"] = max(1, sent // 3)
+    first.reset_after = max(1, first.sent_flits // 3)
     phases = [
         first,
         b.flows_phase(identity, "after reset: default identity", select=False),
         b.flows_phase(b.random_routing(min_flows=2), "after reset: new configuration"),
     ]
-    idle, stall = pat(i)
-    out.append(b.scenario("reset_mid_traffic", phases, idle, stall, seed + i))
+    out.append(("reset_mid_traffic", phases, ""))
+    return out
+
+
+def standard_scenarios(
+    params: SwitchParams, seed: int = 0, kinds: Sequence[str] | None = None
+) -> list[Scenario]:
+    """The default suite for one variant: every collective kind (compound ones as serial
+    phases), unicast permutations, several concurrent flows over three reconfigurations,
+    traffic on the reset default, and reset in the middle of traffic. Idle and backpressure
+    patterns rotate with ``seed`` so that a sweep meets every pattern on every scenario."""
+    b = ScenarioBuilder(params, seed)
+    names = PATTERN_NAMES
+    out = []
+    for i, (name, phases, doc) in enumerate(_standard_phases(b)):
+        idle, stall = names[(i + seed) % len(names)], names[(2 * i + seed + 1) % len(names)]
+        out.append(b.scenario(name, phases, idle, stall, seed + i, doc=doc))
     if kinds is not None:
-        unknown = set(kinds) - {s["name"] for s in out}
+        unknown = set(kinds) - {s.name for s in out}
         if unknown:
             raise ValueError(f"unknown scenario(s) {sorted(unknown)}")
-        out = [s for s in out if s["name"] in kinds]
+        out = [s for s in out if s.name in kinds]
     return out
 
 

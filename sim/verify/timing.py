@@ -45,12 +45,15 @@ from fredfab.model.dtypes import random_data
 from fredfab.model.flow import Flow
 from fredfab.model.timing_card import KINDS, SCHEMA, TIMING_DIR, TimingCard
 from fredfab.sim.verify import cosim
+from fredfab.sim.verify.cocotb_bench.patterns import RandomPause
+from fredfab.sim.verify.report import PortStats
+from fredfab.sim.verify.scenario_file import Scenario
 from fredfab.sim.verify.scenarios import PATTERNS, ScenarioBuilder
 from fredfab.sim.verify.traffic import Traffic, packet_lasts, traffic_from_data
 
 FLITS_READY = 64
 FLITS_BACKPRESSURE = 128
-BACKPRESSURE = {"kind": "random", "p": 0.5}
+BACKPRESSURE = RandomPause(0.5)
 
 
 def kind_flows(kind: str, ports: int) -> list[Flow]:
@@ -67,7 +70,7 @@ def kind_flows(kind: str, ports: int) -> list[Flow]:
     raise ValueError(f"unknown collective kind {kind!r}; have {list(KINDS)}")
 
 
-def timing_scenario(params: SwitchParams, seed: int = 1) -> dict:
+def timing_scenario(params: SwitchParams, seed: int = 1) -> Scenario:
     """The scenario described in the module docstring."""
     b = ScenarioBuilder(params, seed)
     settle = params.latency_cycles + 8
@@ -86,15 +89,15 @@ def timing_scenario(params: SwitchParams, seed: int = 1) -> dict:
             }
             traffic, _ = traffic_from_data(b.sw, routing, data, lasts)
             ph = b._phase(f"{kind} {cond}", routing, traffic, b.next_slot())
-            ph["stall"] = stall
+            ph.stall = stall
             phases.append(ph)
     # The first select happens on an idle switch; so does a last one, after everything.
-    phases[0]["wait_before"] = settle
+    phases[0].wait_before = settle
     unicast = b.route(kind_flows("unicast", params.ports))
     idle = b._phase("idle reconfiguration", unicast, Traffic(), b.next_slot())
-    idle["wait_before"] = settle
-    idle["drain"] = True
-    idle["stall"] = PATTERNS["none"]
+    idle.wait_before = settle
+    idle.drain = True
+    idle.stall = PATTERNS["none"]
     phases.append(idle)
     sc = ScenarioBuilder.scenario("timing", phases, "none", "none", seed, "timing card")
     return sc
@@ -129,10 +132,10 @@ class TimingMeasurement:
         )
 
 
-def _window_rate(out: dict, ready_based: bool) -> float:
+def _window_rate(out: PortStats, ready_based: bool) -> float:
     if ready_based:
-        return out["flits"] / (out["ready_last"] - out["ready_first"] + 1)
-    return out["flits"] / (out["last"] - out["first"] + 1)
+        return out.flits / (out.ready_last - out.ready_first + 1)
+    return out.flits / (out.last - out.first + 1)
 
 
 def measurements_from_report(params: SwitchParams, sim: str, result) -> TimingMeasurement:
@@ -140,7 +143,7 @@ def measurements_from_report(params: SwitchParams, sim: str, result) -> TimingMe
     sc = result.by_name("timing")
     if not sc.passed:
         raise cosim.CosimError(f"timing scenario failed on {sim}: {sc.error}")
-    phases = {ph["label"]: ph for ph in sc.phases}
+    phases = {ph.label: ph for ph in sc.phases}
     latency: dict[str, int] = {}
     throughput: dict[str, dict[str, float]] = {}
     after_bp = []
@@ -149,24 +152,21 @@ def measurements_from_report(params: SwitchParams, sim: str, result) -> TimingMe
         throughput[kind] = {}
         for cond in ("ready", "backpressure"):
             ph = phases[f"{kind} {cond}"]
-            outs = ph["out"].values()
+            outs = ph.out.values()
             if not outs:
                 raise cosim.CosimError(f"{kind} {cond}: no output flit measured")
             rate = min(_window_rate(o, cond == "backpressure") for o in outs)
             throughput[kind][cond] = round(rate, 4)
             if cond == "ready":
-                latency[kind] = min(o["valid_first"] for o in outs) - ph["in_first"]
+                latency[kind] = min(o.valid_first for o in outs) - ph.in_first
                 if kind != KINDS[0]:
-                    after_bp.append(ph["select_cycles"])
+                    after_bp.append(ph.select_cycles)
             else:
-                after_ready.append(ph["select_cycles"])
-    # The bench's per-phase statistic was called load_cycles before it became
-    # slot_write_cycles; read either, so reports of both versions work.
-    writes = [ph.get("slot_write_cycles", ph.get("load_cycles")) for ph in sc.phases]
-    writes = [w for w in writes if w is not None]
+                after_ready.append(ph.select_cycles)
+    writes = [ph.slot_write_cycles for ph in sc.phases if ph.slot_write_cycles is not None]
     idle = [
-        phases[KINDS[0] + " ready"]["select_cycles"],
-        phases["idle reconfiguration"]["select_cycles"],
+        phases[KINDS[0] + " ready"].select_cycles,
+        phases["idle reconfiguration"].select_cycles,
     ]
     return TimingMeasurement(
         variant=params.name,

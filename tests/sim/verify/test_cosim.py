@@ -19,6 +19,7 @@ from fredfab.hw.params import SwitchParams
 from fredfab.model.timing_card import KINDS, load_timing_card
 from fredfab.sim.cli import main
 from fredfab.sim.verify import cosim
+from fredfab.sim.verify.scenario_file import Scenario
 from fredfab.sim.verify.scenarios import SCENARIO_NAMES, standard_scenarios
 from fredfab.sim.verify.toolchain import have_icarus, have_verilator
 
@@ -45,18 +46,10 @@ WIDE = [
 ]
 
 
-def _run(params: SwitchParams, sim: str, scenarios: list[dict], label: str):
+def _run(params: SwitchParams, sim: str, scenarios: list[Scenario], label: str):
     result = cosim.run(params, sim, scenarios, label=label, root=ROOT)
     assert result.passed, result.summary()
     return result
-
-
-def _sent(scenario: dict) -> int:
-    return sum(len(v) for ph in scenario["phases"] for v in ph["send"].values())
-
-
-def _expected(scenario: dict) -> int:
-    return sum(len(v) for ph in scenario["phases"] for v in ph["expect"].values())
 
 
 @pytest.mark.parametrize("sim", SIMS)
@@ -68,14 +61,14 @@ def test_sweep_standard_scenarios(sim, P, m, dtype):
     seed = SWEEP.index((P, m, dtype))
     params = SwitchParams(ports=P, m=m, lanes=2, dtype=dtype)
     scenarios = standard_scenarios(params, seed)
-    assert [s["name"] for s in scenarios] == list(SCENARIO_NAMES)
+    assert [s.name for s in scenarios] == list(SCENARIO_NAMES)
     result = _run(params, sim, scenarios, f"sweep-{seed}")
     for sc, res in zip(scenarios, result.scenarios, strict=True):
-        if any("reset_after" in ph for ph in sc["phases"]):
+        if sc.resets:
             # The interrupted phase loses what was not accepted before reset.
-            assert 0 < res.in_flits < _sent(sc) and 0 < res.out_flits < _expected(sc)
+            assert 0 < res.in_flits < sc.sent_flits and 0 < res.out_flits < sc.expected_flits
         else:
-            assert (res.in_flits, res.out_flits) == (_sent(sc), _expected(sc)), sc["name"]
+            assert (res.in_flits, res.out_flits) == (sc.sent_flits, sc.expected_flits), sc.name
 
 
 @pytest.mark.parametrize("sim", SIMS)
@@ -86,8 +79,8 @@ def test_crossbar_standard_scenarios(sim, P, dtype):
     scenarios = standard_scenarios(params, seed=P)
     result = _run(params, sim, scenarios, f"xbar-{P}")
     for sc, res in zip(scenarios, result.scenarios, strict=True):
-        if not any("reset_after" in ph for ph in sc["phases"]):
-            assert (res.in_flits, res.out_flits) == (_sent(sc), _expected(sc)), sc["name"]
+        if not sc.resets:
+            assert (res.in_flits, res.out_flits) == (sc.sent_flits, sc.expected_flits), sc.name
 
 
 @pytest.mark.parametrize("sim", SIMS)
@@ -118,22 +111,23 @@ def test_bench_reports_the_first_mismatching_flit():
     if not have_icarus():
         pytest.skip("no iverilog")
     params = SwitchParams(ports=4, m=2, lanes=2, dtype="int16")
-    by_name = {s["name"]: s for s in standard_scenarios(params, 0)}
+    by_name = {s.name: s for s in standard_scenarios(params, 0)}
     flipped, missing, extra, fine = (
         by_name[n] for n in ("all_reduce", "multicast", "reduce", "gather")
     )
-    port, flits = next(iter(flipped["phases"][0]["expect"].items()))
-    flits[1][0] ^= 1 << 17  # lane 1, bit 1
-    want, got = flits[1][0] ^ (1 << 17), flits[1][0]
-    missing["phases"][0]["expect"][port].append([123, 1])
-    first = next(iter(extra["phases"][0]["expect"]))
-    extra["phases"][0]["expect"][first].pop()
+    port, flits = next(iter(flipped.phases[0].expect.items()))
+    sent_by_switch, last = flits[1]
+    corrupted = sent_by_switch ^ (1 << 17)  # lane 1, bit 1
+    flits[1] = (corrupted, last)
+    missing.phases[0].expect[port].append((123, 1))
+    first = next(iter(extra.phases[0].expect))
+    extra.phases[0].expect[first].pop()
     result = cosim.run(params, "icarus", [flipped, missing, extra, fine], label="neg", root=ROOT)
     r = {s.name: s for s in result.scenarios}
-    assert not r["all_reduce"].passed and r["all_reduce"].first_mismatch["port"] == int(port)
-    assert r["all_reduce"].first_mismatch["index"] == 1
-    assert r["all_reduce"].first_mismatch["expected"][0] == got
-    assert r["all_reduce"].first_mismatch["got"][0] == want
+    mismatch = r["all_reduce"].first_mismatch
+    assert not r["all_reduce"].passed and mismatch.port == port
+    assert (mismatch.what, mismatch.index, mismatch.phase_index) == ("mismatch", 1, 1)
+    assert mismatch.expected == (corrupted, last) and mismatch.got == (sent_by_switch, last)
     assert f"output port {port}, flit 1" in r["all_reduce"].error
     assert not r["multicast"].passed and "no flit moved" in r["multicast"].error
     assert not r["reduce"].passed and "unexpected flit" in r["reduce"].error
