@@ -13,7 +13,17 @@ import argparse
 import json
 from pathlib import Path
 
+from fredfab.sim.cli import UserError
+from fredfab.sim.cli.arguments import (
+    COSIM_PACKETS,
+    COSIM_PHASES,
+    SEED,
+    bounded_int,
+    flows_within,
+    span,
+)
 from fredfab.sim.cli.generate import add_params_arguments, params_from
+from fredfab.sim.cli.output import check_folder
 
 NAME = "cosim"
 HELP = "co-simulate a generated switch (cocotb on Icarus or Verilator) against the golden model"
@@ -30,8 +40,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="IPS:OPS",
         help="run these concurrent flows (e.g. 0-3:0-3 4:5,6) instead of the standard scenarios",
     )
-    p.add_argument("--phases", type=int, default=3, help="phases of --flows traffic (3)")
-    p.add_argument("--packets", type=int, default=4, help="packets per flow and phase (4)")
+    p.add_argument(
+        "--phases",
+        type=bounded_int(COSIM_PHASES),
+        default=3,
+        help=f"phases of --flows traffic ({span(COSIM_PHASES)}; default 3)",
+    )
+    p.add_argument(
+        "--packets",
+        type=bounded_int(COSIM_PACKETS),
+        default=4,
+        help=f"packets per flow and phase ({span(COSIM_PACKETS)}; default 4)",
+    )
     p.add_argument(
         "--scenario",
         nargs="+",
@@ -43,7 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--stall", choices=PATTERN_NAMES, default="random", help="output backpressure (--flows)"
     )
-    p.add_argument("--seed", type=int, default=1, help="scenario seed (1)")
+    p.add_argument(
+        "--seed", type=bounded_int(SEED), default=1, help=f"scenario seed ({span(SEED)}; default 1)"
+    )
     p.add_argument("--waves", action="store_true", help="write FST waveforms into the run folder")
     p.add_argument(
         "--timing-card",
@@ -60,17 +82,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fredfab.model.flow import Flow
     from fredfab.sim.verify import cosim
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
 
     params = params_from(args)
-    cosim.check_simulator(args.sim)
-    if args.flows:
-        if args.phases < 1 or args.packets < 1:
-            raise ValueError("--phases and --packets must be >= 1")
+    check_folder(args.root, "build folder")
+    flows = flows_within(args.flows, params.ports) if args.flows else None
+    try:
+        cosim.check_simulator(args.sim)
+    except cosim.CosimError as exc:  # a missing tool: the user's to install
+        raise UserError(str(exc)) from None
+    if flows:
         b = ScenarioBuilder(params, args.seed)
-        routing = b.route([Flow.parse(text) for text in args.flows])
+        routing = b.route(flows)
         phases = [
             b.flows_phase(routing, f"flows, phase {k}", packets=args.packets, max_packet=4)
             for k in range(args.phases)
