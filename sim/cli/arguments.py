@@ -31,6 +31,9 @@ CHUNKS = (1, 1024)
 JOBS = (1, 4 * (os.cpu_count() or 1))
 #: Bytes per NPU of a collective or a phase: whole bytes, at most 1 TiB (an NPU has 80 GB).
 MAX_SIZE = 2**40
+#: Bytes per NPU on the packet-level engine, which handles every 4 KiB packet on every link
+#: (16 MiB on every shipped fabric takes seconds; it grows linearly).
+PACKET_MAX_SIZE = 2**24
 #: Event time grid of the flow simulator, in ns (0 = exact; 1 ms is coarser than any phase).
 RESOLUTION_NS = (0.0, 1e6)
 #: Training settings.

@@ -11,6 +11,7 @@ from fredfab.model.system.units import fmt_bytes, fmt_time
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import (
     CHUNKS,
+    PACKET_MAX_SIZE,
     RESOLUTION_NS,
     bounded_float,
     bounded_int,
@@ -56,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--engine",
         choices=("flow", "packet"),
         default="flow",
-        help="flow-level simulator, or the brute-force packet model (small only)",
+        help="flow-level simulator, or the brute-force packet model (--size at most 16MiB)",
     )
     p.add_argument(
         "--resolution-ns",
@@ -90,6 +91,11 @@ def fabrics_from(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     size = args.size
+    if args.engine == "packet" and size > PACKET_MAX_SIZE:
+        raise UserError(
+            f"--engine packet handles at most {fmt_bytes(PACKET_MAX_SIZE)} per NPU; "
+            "use the flow engine for larger sizes"
+        )
     rows = []
     for fab in fabrics_from(args):
         if args.group == "all":

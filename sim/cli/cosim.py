@@ -4,7 +4,8 @@ Without ``--flows`` it runs the standard scenarios (fredfab.sim.verify.scenarios
 kind, unicast permutations, concurrent flows, reconfiguration under traffic, reset default,
 reset in the middle of traffic); with ``--flows`` it runs the given concurrent flows as
 phases under the chosen idle and backpressure patterns. Exit status 1 on any mismatch, with
-the first mismatching flit of every failing scenario; 2 on bad input.
+the first mismatching flit of every failing scenario; 2 on bad input; 3 when the
+``--flows`` cannot be routed together.
 """
 
 from __future__ import annotations
