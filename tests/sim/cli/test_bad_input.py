@@ -107,7 +107,7 @@ TRAINING = {
     "--samples-per-replica": bad_int(A.SAMPLES_PER_REPLICA),
     "--accumulation": bad_int(A.ACCUMULATION),
     "--chunks": bad_int(A.CHUNKS),
-    "--zero-stage": st.one_of(bad_int((0, 2)), bad_choice()),
+    "--zero-stage": bad_int((0, 2)),
     "--execution": bad_choice(),
     "--recompute": bad_choice(),
     "--pipeline": bad_choice(),
