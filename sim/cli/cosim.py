@@ -88,6 +88,10 @@ def run(args: argparse.Namespace) -> int:
 
     params = params_from(args)
     check_folder(args.root, "build folder")
+    if args.timing_card:
+        from fredfab.model.timing_card import TIMING_DIR
+
+        check_folder(TIMING_DIR, "timing card folder")
     flows = flows_within(args.flows, params.ports) if args.flows else None
     try:
         cosim.check_simulator(args.sim)

@@ -259,9 +259,11 @@ def _tree(root: Path) -> set[str]:
 
 @pytest.fixture
 def scratch(tmp_path, monkeypatch) -> Path:
-    """A working folder with a regular file ``file``, a folder ``dir`` and a ``card`` that
-    is not a timing card; default outputs (build/...) would land here."""
+    """A working folder with a regular file ``file``, a folder ``dir``, a ``card`` that is
+    not a timing card, and a regular file ``build``, so the default outputs (build/...)
+    cannot be written."""
     (tmp_path / "file").write_text("not TOML, not JSON\n")
+    (tmp_path / "build").write_text("a file where the build folder would be\n")
     (tmp_path / "dir").mkdir()
     (tmp_path / "card").write_text("{}\n")
     monkeypatch.chdir(tmp_path)
@@ -308,6 +310,13 @@ def test_one_bad_argument_is_one_line_and_exit_2(command, data, scratch, capsys)
         ["collective", "--fabric=mesh"],
         ["generate", "--ports"],
         ["collective", "--fabric=mesh", "--engine=packet", "--size=1GiB"],
+        # Default outputs under build/, which is a file here.
+        ["generate", "--ports=4"],
+        ["cosim", "--ports=4", "--root=out", "--timing-card"],
+        ["phases", "--fabric=mesh", "--strategy=MP2-DP5-PP2", "--size=1MiB"],
+        ["compare", "--workload=resnet-152", "--fabric=mesh"],
+        ["sweep", "--workload=resnet-152", "--fabric=mesh", "-j", "1"],
+        ["cost", "--ports=4"],
     ],
 )
 def test_bad_command_lines_are_one_line(argv, scratch, capsys):
@@ -380,4 +389,4 @@ def test_installed_command_exit_statuses(scratch):
     r = _fred("route", "-P", "4", "--m", "2", *triangle, "--json", cwd=scratch)
     assert r.returncode == 3 and r.stderr.count("\n") == 1
     assert json.loads(r.stdout)["conflicting_flows"] == ["1:0,2", "2:1", "3:3"]
-    assert _tree(scratch) == {"file", "dir", "card"}
+    assert _tree(scratch) == {"file", "dir", "card", "build"}
