@@ -35,20 +35,14 @@ class SwitchParams:
     arch: str = defaults.ARCH
 
     def __post_init__(self) -> None:
-        _int_at_least("ports", self.ports, 2)
-        _int_at_least("m", self.m, 2)
-        _int_at_least("lanes", self.lanes, 1)
-        _int_at_least("regs_per_stage", self.regs_per_stage, 0)
-        _int_at_least("slots", self.slots, 4)
-        _int_at_least("word_width", self.word_width, 8)
+        for name, (low, high) in PARAM_LIMITS.items():
+            _int_in(name, getattr(self, name), low, high)
         if self.dtype not in ELEMENT_TYPES:
             raise ValueError(
                 f"dtype {self.dtype!r} is not supported; use one of {', '.join(ELEMENT_TYPES)}"
             )
         if self.arch not in ARCHES:
             raise ValueError(f"arch {self.arch!r} is not supported; use one of {', '.join(ARCHES)}")
-        if self.regs_per_stage > 4:
-            raise ValueError(f"regs_per_stage {self.regs_per_stage} > 4 buys no throughput")
 
     @property
     def element(self) -> ElementType:
@@ -80,6 +74,20 @@ class SwitchParams:
         return asdict(self)
 
 
-def _int_at_least(name: str, value: object, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+#: Inclusive bounds of the integer parameters. The upper bounds keep generation, simulation
+#: and synthesis within minutes: the Clos grows as m ** log2(ports) uSwitches, a flit is
+#: lanes x 32 bits at most, the control unit stores slots x words per slot; more than 4
+#: register slices per stage buy no throughput.
+PARAM_LIMITS: dict[str, tuple[int, int]] = {
+    "ports": (2, 64),
+    "m": (2, 4),
+    "lanes": (1, 64),
+    "regs_per_stage": (0, 4),
+    "slots": (4, 1024),
+    "word_width": (8, 1024),
+}
+
+
+def _int_in(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer >= {low} and <= {high}, got {value!r}")

@@ -6,9 +6,21 @@ import argparse
 import json
 
 from fredfab.model.collective_kind import CollectiveKind
-from fredfab.model.flow import FlowError, parse_ports
+from fredfab.model.flow import FlowError
 from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
-from fredfab.model.system.units import parse_size
+from fredfab.sim.cli import UserError
+from fredfab.sim.cli.arguments import (
+    CHUNKS,
+    PACKET_MAX_SIZE,
+    RESOLUTION_NS,
+    bounded_float,
+    bounded_int,
+    plain_int,
+    ports_within,
+    size,
+    span,
+    timing_card,
+)
 from fredfab.sim.cli.report import fmt_bytes, fmt_time
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, simulate
 
@@ -30,25 +42,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--group", default="all", help="NPU ids, e.g. 0-19 or 0,4,8 (p2p: SRC,DST; default all)"
     )
-    p.add_argument("--size", required=True, help="bytes per NPU, e.g. 64MiB, 1GB, 4096")
-    p.add_argument("--root", type=int, help="root NPU of reduce / broadcast (default: first)")
     p.add_argument(
-        "--chunks", type=int, default=DEFAULT_CHUNKS, help=f"chunks (default {DEFAULT_CHUNKS})"
+        "--size",
+        type=size,
+        required=True,
+        help="bytes per NPU, e.g. 64MiB, 1GB, 4096 (whole bytes, at most 1TiB)",
+    )
+    p.add_argument("--root", type=plain_int, help="root NPU of reduce / broadcast (default: first)")
+    p.add_argument(
+        "--chunks",
+        type=bounded_int(CHUNKS),
+        default=DEFAULT_CHUNKS,
+        help=f"chunks ({span(CHUNKS)}; default {DEFAULT_CHUNKS})",
     )
     p.add_argument("--sharing", choices=("maxmin", "proportional"), default="maxmin")
     p.add_argument(
         "--engine",
         choices=("flow", "packet"),
         default="flow",
-        help="flow-level simulator, or the brute-force packet model (small only)",
+        help="flow-level simulator, or the brute-force packet model (--size at most 16MiB)",
     )
     p.add_argument(
         "--resolution-ns",
-        type=float,
+        type=bounded_float(RESOLUTION_NS),
         default=0.0,
-        help="event time grid in ns (0 = exact; speeds up big desynchronised runs)",
+        help=f"event time grid in ns ({span(RESOLUTION_NS)}; 0 = exact; speeds up big "
+        "desynchronised runs)",
     )
-    p.add_argument("--timing-card", metavar="JSON", help="switch timing card to use")
+    p.add_argument(
+        "--timing-card", type=timing_card, metavar="JSON", help="switch timing card to use"
+    )
     p.add_argument(
         "--on-conflict",
         choices=("fallback", "error"),
@@ -70,16 +93,24 @@ def fabrics_from(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    size = parse_size(args.size)
+    size = args.size
+    if args.engine == "packet" and size > PACKET_MAX_SIZE:
+        raise UserError(
+            f"--engine packet handles at most {fmt_bytes(PACKET_MAX_SIZE)} per NPU; "
+            "use the flow engine for larger sizes"
+        )
     rows = []
     for fab in fabrics_from(args):
         if args.group == "all":
             group = list(range(fab.num_npus))
         else:
             try:
-                group = parse_ports(args.group, what="--group")
+                group = ports_within(args.group, fab.num_npus, "--group")
             except FlowError as exc:
                 raise ValueError(str(exc)) from None
+        if len(set(group)) < 2:
+            # One NPU has nobody to exchange with: no time, no bandwidth to report.
+            raise UserError(f"--group {args.group}: a collective needs at least 2 NPUs")
         req = CollectiveRequest(args.op, group, size, root=args.root)
         res = simulate(
             fab,

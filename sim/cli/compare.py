@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
+from fredfab.sim.cli.output import atomic_path, check_plot_path
 from fredfab.sim.cli.report import format_compare_table, plot_compare
 from fredfab.sim.engines.training import DEFAULT_FABRICS, compare
 
 NAME = "compare"
 HELP = "compare a training workload on the mesh and FRED-A..D (time, breakdown, speedup)"
+PLOT_FOLDER = Path("build/compare")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,6 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_plot_path(args, PLOT_FOLDER)
     res = compare(
         args.workload,
         args.timing_card,
@@ -38,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
     )
     plot = None
     if not args.no_plot:
-        out = args.output or Path("build/compare") / f"{res.workload}.{args.format}"
-        plot = plot_compare(res, out)
+        out = Path(args.output or PLOT_FOLDER / f"{res.workload}.{args.format}")
+        with atomic_path(out) as tmp:
+            plot_compare(res, tmp)
+        plot = out
     if args.json:
         d = res.to_dict()
         d["plot"] = str(plot) if plot else None

@@ -4,7 +4,8 @@ Without ``--flows`` it runs the standard scenarios (fredfab.sim.verify.scenarios
 kind, unicast permutations, concurrent flows, reconfiguration under traffic, reset default,
 reset in the middle of traffic); with ``--flows`` it runs the given concurrent flows as
 phases under the chosen idle and backpressure patterns. Exit status 1 on any mismatch, with
-the first mismatching flit of every failing scenario; 2 on bad input.
+the first mismatching flit of every failing scenario; 2 on bad input; 3 when the
+``--flows`` cannot be routed together.
 """
 
 from __future__ import annotations
@@ -14,7 +15,17 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fredfab.sim.cli import UserError
+from fredfab.sim.cli.arguments import (
+    COSIM_PACKETS,
+    COSIM_PHASES,
+    SEED,
+    bounded_int,
+    flows_within,
+    span,
+)
 from fredfab.sim.cli.generate import add_params_arguments, params_from
+from fredfab.sim.cli.output import check_folder
 
 if TYPE_CHECKING:
     from fredfab.sim.verify.scenario_file import Scenario
@@ -34,8 +45,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="IPS:OPS",
         help="run these concurrent flows (e.g. 0-3:0-3 4:5,6) instead of the standard scenarios",
     )
-    p.add_argument("--phases", type=int, default=3, help="phases of --flows traffic (3)")
-    p.add_argument("--packets", type=int, default=4, help="packets per flow and phase (4)")
+    p.add_argument(
+        "--phases",
+        type=bounded_int(COSIM_PHASES),
+        default=3,
+        help=f"phases of --flows traffic ({span(COSIM_PHASES)}; default 3)",
+    )
+    p.add_argument(
+        "--packets",
+        type=bounded_int(COSIM_PACKETS),
+        default=4,
+        help=f"packets per flow and phase ({span(COSIM_PACKETS)}; default 4)",
+    )
     p.add_argument(
         "--scenario",
         nargs="+",
@@ -47,7 +68,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--stall", choices=PATTERN_NAMES, default="random", help="output backpressure (--flows)"
     )
-    p.add_argument("--seed", type=int, default=1, help="scenario seed (1)")
+    p.add_argument(
+        "--seed", type=bounded_int(SEED), default=1, help=f"scenario seed ({span(SEED)}; default 1)"
+    )
     p.add_argument("--waves", action="store_true", help="write FST waveforms into the run folder")
     p.add_argument(
         "--timing-card",
@@ -64,17 +87,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fredfab.model.flow import Flow
     from fredfab.sim.verify import cosim
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
 
     params = params_from(args)
-    cosim.check_simulator(args.sim)
-    if args.flows:
-        if args.phases < 1 or args.packets < 1:
-            raise ValueError("--phases and --packets must be >= 1")
+    check_folder(args.root, "build folder")
+    if args.timing_card:
+        from fredfab.model.timing_card import TIMING_DIR
+
+        check_folder(TIMING_DIR, "timing card folder")
+    flows = flows_within(args.flows, params.ports) if args.flows else None
+    try:
+        cosim.check_simulator(args.sim)
+    except cosim.CosimError as exc:  # a missing tool: the user's to install
+        raise UserError(str(exc)) from None
+    if flows:
         b = ScenarioBuilder(params, args.seed)
-        routing = b.route([Flow.parse(text) for text in args.flows])
+        routing = b.route(flows)
         phases = [
             b.flows_phase(routing, f"flows, phase {k}", packets=args.packets, max_packet=4)
             for k in range(args.phases)

@@ -7,29 +7,61 @@ import json
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from fredfab.model.flow import parse_ports
+from fredfab.hw.params import PARAM_LIMITS, SwitchParams
+from fredfab.model.graph import ARCHES
+from fredfab.sim.cli import UserError
+from fredfab.sim.cli.arguments import JOBS, bounded_int, plain_int, ports_within, span
+from fredfab.sim.cli.generate import DEFAULTS
+from fredfab.sim.cli.output import atomic_path, check_folder, write_text
 
 NAME = "cost"
 HELP = "synthesise switches with Yosys and compare area, adders, muxes, flops, depth, latency"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ports", default="4,8,16", help="port counts, e.g. 4,8,16,32 (default 4,8,16)")
-    p.add_argument("--arch", default="clos,xbar", help="architectures: clos, xbar or both")
-    p.add_argument("--m", type=int, default=3, help="middle subnetworks of the Clos (default 3)")
-    p.add_argument("--lanes", type=int, default=1, help="elements per flit (default 1)")
-    p.add_argument("--dtype", default="bf16", help="element type (default bf16)")
-    p.add_argument("--jobs", type=int, default=2, help="parallel synthesis processes (2)")
+    p.add_argument(
+        "--ports",
+        default="4,8,16",
+        help=f"port counts, each {span(PARAM_LIMITS['ports'])}, e.g. 4,8,16,32 (default 4,8,16)",
+    )
+    p.add_argument(
+        "--arch",
+        default=",".join(ARCHES),
+        help=f"architectures, comma-separated: {', '.join(ARCHES)} (default all)",
+    )
+    p.add_argument(
+        "--m",
+        type=plain_int,
+        default=DEFAULTS["m"],
+        help=f"middle subnetworks of the Clos ({span(PARAM_LIMITS['m'])}; default {DEFAULTS['m']})",
+    )
+    # One lane by default: the cost of the switching and reduction structure, not of the width.
+    p.add_argument(
+        "--lanes",
+        type=plain_int,
+        default=1,
+        help=f"elements per flit ({span(PARAM_LIMITS['lanes'])}; default 1)",
+    )
+    p.add_argument(
+        "--dtype", default=DEFAULTS["dtype"], help=f"element type (default {DEFAULTS['dtype']})"
+    )
+    p.add_argument(
+        "--jobs",
+        type=bounded_int(JOBS),
+        default=2,
+        help=f"parallel synthesis processes ({span(JOBS)}; default 2)",
+    )
     p.add_argument("-o", "--out", type=Path, default=Path("build/cost"), help="output folder")
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def _one(params) -> dict:
+def _one(job: tuple[SwitchParams, Path]) -> dict:
     from fredfab.hw.switch import FredSwitch
     from fredfab.sim.verify.synth import synthesize
 
-    report = synthesize(FredSwitch(params), params.name, Path("build/cost/synth") / params.name)
+    params, synth_root = job
+    report = synthesize(FredSwitch(params), params.name, synth_root / params.name)
     counts = params.topology.counts()
     return {
         "arch": params.arch,
@@ -51,24 +83,27 @@ def _one(params) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fredfab.hw.params import SwitchParams
+    from fredfab.sim.verify.synth import yosys_command
 
-    ports = sorted(set(parse_ports(args.ports, what="--ports")))
-    arches = [a.strip() for a in args.arch.split(",") if a.strip()]
+    ports = sorted(set(ports_within(args.ports, PARAM_LIMITS["ports"][1] + 1, "--ports")))
+    arches = list(dict.fromkeys(a.strip() for a in args.arch.split(",") if a.strip()))
+    if not arches or any(a not in ARCHES for a in arches):
+        raise UserError(f"--arch {args.arch!r}: give one or more of {', '.join(ARCHES)}")
     variants = [
         SwitchParams(ports=p, m=args.m, lanes=args.lanes, dtype=args.dtype, arch=a)
         for a in arches
         for p in ports
     ]
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    # Everything that can fail fast fails before minutes of synthesis.
+    check_folder(args.out)
+    yosys_command()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(_one, variants))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cost.json").write_text(json.dumps(rows, indent=1) + "\n")
+        rows = list(pool.map(_one, [(v, args.out / "synth") for v in variants]))
+    write_text(args.out / "cost.json", json.dumps(rows, indent=1) + "\n")
     if not args.no_plot:
         plot = args.out / "cost.png"
-        _plot(rows, plot)
+        with atomic_path(plot) as tmp:
+            _plot(rows, tmp)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

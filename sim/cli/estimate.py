@@ -7,6 +7,15 @@ import json
 
 from fredfab.model.training import shipped_workloads
 from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
+from fredfab.sim.cli.arguments import (
+    ACCUMULATION,
+    CHUNKS,
+    MICROBATCHES,
+    SAMPLES_PER_REPLICA,
+    bounded_int,
+    span,
+    timing_card,
+)
 from fredfab.sim.cli.report import LABELS, fmt_time
 from fredfab.sim.engines.training import estimate
 
@@ -25,21 +34,40 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
     if strategy:
         p.add_argument("--strategy", help="e.g. MP2-DP5-PP2 (default: the workload's)")
     p.add_argument("--execution", choices=EXECUTIONS, help="override the workload's execution")
-    p.add_argument("--microbatches", type=int, help="microbatches per iteration")
     p.add_argument(
-        "--samples-per-replica", type=int, help="samples per DP replica (minibatch = DP x this)"
+        "--microbatches",
+        type=bounded_int(MICROBATCHES),
+        help=f"microbatches per iteration ({span(MICROBATCHES)})",
+    )
+    p.add_argument(
+        "--samples-per-replica",
+        type=bounded_int(SAMPLES_PER_REPLICA),
+        help=f"samples per DP replica ({span(SAMPLES_PER_REPLICA)}; minibatch = DP x this)",
     )
     p.add_argument("--zero-stage", type=int, choices=(0, 1, 2), help="ZeRO stage on DP")
     p.add_argument("--placement", help="dimension order innermost first (default mp-pp-dp)")
     p.add_argument("--recompute", choices=RECOMPUTE, help="activation recomputation policy")
-    p.add_argument("--accumulation", type=int, help="weight-streaming accumulation passes")
+    p.add_argument(
+        "--accumulation",
+        type=bounded_int(ACCUMULATION),
+        help=f"weight-streaming accumulation passes ({span(ACCUMULATION)}; default: as few as fit)",
+    )
     p.add_argument("--pipeline", choices=PIPELINES, help="pipeline schedule")
-    p.add_argument("--chunks", type=int, help="chunks per collective in the network simulator")
+    p.add_argument(
+        "--chunks",
+        type=bounded_int(CHUNKS),
+        help=f"chunks per collective in the network simulator ({span(CHUNKS)})",
+    )
     p.add_argument(
         "--efficiency", type=float, help=f"NPU compute efficiency (default {NPU.efficiency})"
     )
     p.add_argument("--hbm-GB", type=float, help="NPU HBM capacity in GB (default 80)")
-    p.add_argument("--timing-card", metavar="JSON", help="switch timing card for FRED fabrics")
+    p.add_argument(
+        "--timing-card",
+        type=timing_card,
+        metavar="JSON",
+        help="switch timing card for FRED fabrics",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

@@ -5,38 +5,79 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import MISSING, fields
 from pathlib import Path
+
+from fredfab.hw.params import PARAM_LIMITS, SwitchParams
+from fredfab.model.dtypes import ELEMENT_TYPES
+from fredfab.model.graph import ARCHES
+from fredfab.sim.cli.arguments import plain_int, span
+from fredfab.sim.cli.output import check_folder, staged_folder
 
 NAME = "generate"
 HELP = "generate the Verilog of a FRED switch and its JSON manifest"
 
+#: The generator's own defaults, so the CLI never restates them.
+DEFAULTS = {f.name: f.default for f in fields(SwitchParams) if f.default is not MISSING}
 
-def add_params_arguments(p: argparse.ArgumentParser) -> None:
-    """Generator parameters, shared by every command that builds a switch."""
-    p.add_argument("--ports", "-P", type=int, required=True, help="switch ports P (>= 2)")
+
+def _int_help(name: str, text: str, default: object = None) -> str:
+    """``text (2..64; default 3)``: the bounds SwitchParams enforces, and the default."""
+    more = "" if default is None else f"; default {default}"
+    return f"{text} ({span(PARAM_LIMITS[name])}{more})"
+
+
+def add_params_arguments(p: argparse.ArgumentParser, **defaults: object) -> None:
+    """Generator parameters, shared by every command that builds a switch. ``defaults``
+    replace SwitchParams' own for a command that needs others."""
+    d = {**DEFAULTS, **defaults}
+    p.add_argument(
+        "--ports", "-P", type=plain_int, required=True, help=_int_help("ports", "switch ports P")
+    )
     p.add_argument(
         "--arch",
-        choices=("clos", "xbar"),
-        default="clos",
-        help="clos: the paper's Fred_m(P) (default); xbar: crossbar + reduction tree",
+        choices=ARCHES,
+        default=d["arch"],
+        help=f"clos: the paper's Fred_m(P); xbar: crossbar + reduction tree (default {d['arch']})",
     )
-    p.add_argument("--m", type=int, default=3, help="Clos middle subnetworks m (>= 2; default 3)")
-    p.add_argument("--lanes", type=int, default=4, help="elements per flit (default 4)")
+    p.add_argument(
+        "--m",
+        type=plain_int,
+        default=d["m"],
+        help=_int_help("m", "Clos middle subnetworks m", d["m"]),
+    )
+    p.add_argument(
+        "--lanes",
+        type=plain_int,
+        default=d["lanes"],
+        help=_int_help("lanes", "elements per flit", d["lanes"]),
+    )
     p.add_argument(
         "--dtype",
-        default="bf16",
-        help="element type: int8 int16 int32 fp16 bf16 fp32 (default bf16)",
+        default=d["dtype"],
+        help=f"element type: {' '.join(ELEMENT_TYPES)} (default {d['dtype']})",
     )
     p.add_argument(
-        "--regs-per-stage", type=int, default=1, help="register slices per stage (default 1)"
+        "--regs-per-stage",
+        type=plain_int,
+        default=d["regs_per_stage"],
+        help=_int_help("regs_per_stage", "register slices per stage", d["regs_per_stage"]),
     )
-    p.add_argument("--slots", type=int, default=4, help="configuration slots K (>= 4)")
-    p.add_argument("--word-width", type=int, default=32, help="configuration word bits (32)")
+    p.add_argument(
+        "--slots",
+        type=plain_int,
+        default=d["slots"],
+        help=_int_help("slots", "configuration slots K", d["slots"]),
+    )
+    p.add_argument(
+        "--word-width",
+        type=plain_int,
+        default=d["word_width"],
+        help=_int_help("word_width", "configuration word bits", d["word_width"]),
+    )
 
 
-def params_from(args: argparse.Namespace):
-    from fredfab.hw.params import SwitchParams
-
+def params_from(args: argparse.Namespace) -> SwitchParams:
     return SwitchParams(
         ports=args.ports,
         m=args.m,
@@ -59,10 +100,14 @@ def run(args: argparse.Namespace) -> int:
     from fredfab.hw.manifest import generate
 
     params = params_from(args)
+    check_folder(args.out)
     t0 = time.perf_counter()
-    v_path, j_path = generate(params, args.out)
+    # Both files appear together or not at all.
+    with staged_folder(args.out) as tmp:
+        tmp_v, tmp_j = generate(params, tmp)
+        info = json.loads(tmp_j.read_text())
+    v_path, j_path = args.out / tmp_v.name, args.out / tmp_j.name
     seconds = time.perf_counter() - t0
-    info = json.loads(j_path.read_text())
     if args.json:
         print(json.dumps({"verilog": str(v_path), "manifest": str(j_path), "seconds": seconds}))
     else:

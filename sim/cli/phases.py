@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from fredfab.model.system import Strategy
-from fredfab.model.system.units import parse_size
+from fredfab.sim.cli.arguments import CHUNKS, bounded_int, size, span, timing_card
 from fredfab.sim.cli.collective import fabrics_from
+from fredfab.sim.cli.output import atomic_path, check_file
 from fredfab.sim.cli.report import fmt_bytes, fmt_time
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
 
@@ -24,14 +25,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="fabric name or TOML file; repeat to compare (default: all shipped fabrics)",
     )
     p.add_argument("--strategy", required=True, help="e.g. MP2-DP5-PP2 (MP x DP x PP <= NPUs)")
-    p.add_argument("--size", help="bytes per NPU for every phase, e.g. 64MiB")
-    p.add_argument("--mp-size", help="override the MP All-Reduce size")
-    p.add_argument("--dp-size", help="override the DP All-Reduce size")
-    p.add_argument("--pp-size", help="override the PP activation size")
     p.add_argument(
-        "--chunks", type=int, default=DEFAULT_CHUNKS, help=f"chunks (default {DEFAULT_CHUNKS})"
+        "--size", type=size, help="bytes per NPU for every phase, e.g. 64MiB (whole bytes, <= 1TiB)"
     )
-    p.add_argument("--timing-card", metavar="JSON", help="switch timing card to use")
+    p.add_argument("--mp-size", type=size, help="override the MP All-Reduce size")
+    p.add_argument("--dp-size", type=size, help="override the DP All-Reduce size")
+    p.add_argument("--pp-size", type=size, help="override the PP activation size")
+    p.add_argument(
+        "--chunks",
+        type=bounded_int(CHUNKS),
+        default=DEFAULT_CHUNKS,
+        help=f"chunks ({span(CHUNKS)}; default {DEFAULT_CHUNKS})",
+    )
+    p.add_argument(
+        "--timing-card", type=timing_card, metavar="JSON", help="switch timing card to use"
+    )
     p.add_argument("-o", "--output", help="plot file (.png or .svg; default build/phases/...)")
     p.add_argument("--format", choices=("png", "svg"), default="png", help="default plot format")
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
@@ -40,14 +48,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     st = Strategy.parse(args.strategy)
-    sizes = {
-        k: (parse_size(v) if v is not None else None)
-        for k, v in (("mp", args.mp_size), ("dp", args.dp_size), ("pp", args.pp_size))
-    }
-    base = parse_size(args.size) if args.size is not None else None
+    sizes = {"mp": args.mp_size, "dp": args.dp_size, "pp": args.pp_size}
+    base = args.size
     for k, v in sizes.items():
         if v is None and base is None:
             raise ValueError(f"give --size (or --{k}-size for every phase)")
+    out = None
+    if not args.no_plot:
+        out = Path(args.output) if args.output else Path("build/phases") / f"{st}.{args.format}"
+        check_file(out, "plot file", (".png", ".svg"))
     table = {}
     for fab in fabrics_from(args):
         res = phase_bandwidth(
@@ -63,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     phases = [ph for ph in ("MP", "DP", "PP") if any(ph in r for r in table.values())]
     plot = None
     if not args.no_plot and phases:
-        plot = _plot(table, phases, st, args)
+        plot = _plot(table, phases, st, out)
     if args.json:
         out = {
             "strategy": str(st),
@@ -94,16 +103,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plot(table, phases, st: Strategy, args) -> Path:
+def _plot(table, phases, st: Strategy, out: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = Path(args.output) if args.output else Path("build/phases") / f"{st}.{args.format}"
-    if out.suffix not in (".png", ".svg"):
-        raise ValueError(f"plot file {out}: use a .png or .svg name")
-    out.parent.mkdir(parents=True, exist_ok=True)
     fabs = list(table)
     width = 0.8 / len(fabs)
     fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(phases), 3.6))
@@ -117,6 +122,7 @@ def _plot(table, phases, st: Strategy, args) -> Path:
     ax.legend(fontsize="small", ncol=min(len(fabs), 3))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp)
     plt.close(fig)
     return out

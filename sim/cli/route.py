@@ -6,17 +6,36 @@ import argparse
 import json
 from pathlib import Path
 
-from fredfab.model.flow import Flow
 from fredfab.model.router import Routing, route
 from fredfab.model.topology import NONE, Node
+from fredfab.sim.cli.arguments import (
+    ROUTE_M,
+    ROUTE_PORTS,
+    WORD_WIDTH,
+    bounded_int,
+    flows_within,
+    span,
+)
+from fredfab.sim.cli.output import check_file, write_text
 
 NAME = "route"
 HELP = "route concurrent flows (IPS:OPS) on a Fred_m(P) switch and print its configuration"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ports", "-P", type=int, required=True, help="switch ports P (>= 2)")
-    p.add_argument("--m", type=int, default=3, help="middle subnetworks m (>= 2; default 3)")
+    p.add_argument(
+        "--ports",
+        "-P",
+        type=bounded_int(ROUTE_PORTS),
+        required=True,
+        help=f"switch ports P ({span(ROUTE_PORTS)})",
+    )
+    p.add_argument(
+        "--m",
+        type=bounded_int(ROUTE_M),
+        default=3,
+        help=f"middle subnetworks m ({span(ROUTE_M)}; default 3)",
+    )
     p.add_argument(
         "--arch",
         choices=("clos", "xbar"),
@@ -43,12 +62,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="write the configuration words ready to load: FILE.hex = one hex word per line "
         "($readmemh), otherwise JSON with the words and the configuration",
     )
-    p.add_argument("--word-width", type=int, default=32, help="configuration word bits (32)")
+    p.add_argument(
+        "--word-width",
+        type=bounded_int(WORD_WIDTH),
+        default=32,
+        help=f"configuration word bits ({span(WORD_WIDTH)}; default 32)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run(args: argparse.Namespace) -> int:
-    flows = [Flow.parse(text) for text in args.flow]
+    if args.emit_config is not None:
+        check_file(args.emit_config, "configuration file")
+    flows = flows_within(args.flow, args.ports)
     routing = route(flows, args.ports, args.m, backtrack=not args.no_backtrack, arch=args.arch)
     if args.emit_config is not None:
         write_config_words(routing, args.emit_config, args.word_width)
@@ -64,10 +90,9 @@ def run(args: argparse.Namespace) -> int:
 def write_config_words(routing: Routing, path: Path, word_width: int) -> None:
     """Configuration words for the switch's ``cfg`` port (word w goes to address w)."""
     words = routing.config.to_words(word_width)
-    path.parent.mkdir(parents=True, exist_ok=True)
     digits = -(-word_width // 4)
     if path.suffix == ".hex":
-        path.write_text("".join(f"{w:0{digits}x}\n" for w in words))
+        write_text(path, "".join(f"{w:0{digits}x}\n" for w in words))
     else:
         data = {
             "schema": "fred-config-words/1",
@@ -75,7 +100,7 @@ def write_config_words(routing: Routing, path: Path, word_width: int) -> None:
             "words": [f"{w:0{digits}x}" for w in words],
             "config": json.loads(routing.config.to_json()),
         }
-        path.write_text(json.dumps(data, indent=1) + "\n")
+        write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def format_routing(routing: Routing, show_idle: bool = False) -> str:

@@ -6,12 +6,18 @@ import argparse
 import json
 from pathlib import Path
 
+from fredfab.model.training.workload import load_workload
+from fredfab.sim.cli import UserError
+from fredfab.sim.cli.arguments import JOBS, bounded_int, span
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
+from fredfab.sim.cli.output import atomic_path, check_plot_path
 from fredfab.sim.cli.report import Progress, format_sweep_table, plot_sweep
+from fredfab.sim.cli.scheduler import check_scheduler
 from fredfab.sim.engines.training import DEFAULT_FABRICS, sweep
 
 NAME = "sweep"
 HELP = "evaluate every MP x DP x PP strategy on every fabric; best per fabric and spread"
+PLOT_FOLDER = Path("build/sweep")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,7 +29,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"fabrics (repeat; default {' '.join(DEFAULT_FABRICS)})",
     )
     p.add_argument(
-        "-j", "--processes", type=int, help="worker processes (default: one per CPU; 1 = none)"
+        "-j",
+        "--processes",
+        type=bounded_int(JOBS),
+        help=f"worker processes ({span(JOBS)}; default: one per CPU; 1 = none)",
     )
     p.add_argument(
         "--scheduler",
@@ -36,9 +45,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.processes is not None and args.processes < 1:
-        raise ValueError(f"--processes must be >= 1, got {args.processes}")
+    from fredfab.sim.engines.training import resolve_config
+
     ov = {k: v for k, v in overrides(args).items() if v is not None}
+    # The settings are checked once, as `fred estimate` checks them, before any strategy runs:
+    # a setting no strategy accepts is bad input, not an empty table. PP1 takes one
+    # microbatch under every [sweep] rule, so only the settings themselves are judged here.
+    resolve_config(load_workload(args.workload), "MP1-DP1-PP1", sweep=True, **ov)
+    check_plot_path(args, PLOT_FOLDER)
+    if args.scheduler:
+        check_scheduler(args.scheduler)
     res = sweep(
         args.workload,
         fabrics=args.fabric or DEFAULT_FABRICS,
@@ -49,10 +65,15 @@ def run(args: argparse.Namespace) -> int:
         progress=Progress(f"sweep {args.workload}"),
         **ov,
     )
+    if not res.estimates:
+        reason = res.invalid[0][1] if res.invalid else "no strategy"
+        raise UserError(f"no strategy applies to {res.workload}: {reason}")
     plot = None
-    if not args.no_plot and res.estimates:
-        out = args.output or Path("build/sweep") / f"{res.workload}.{args.format}"
-        plot = plot_sweep(res, out)
+    if not args.no_plot:
+        out = Path(args.output or PLOT_FOLDER / f"{res.workload}.{args.format}")
+        with atomic_path(out) as tmp:
+            plot_sweep(res, tmp)
+        plot = out
     if args.json:
         d = res.to_dict()
         d["plot"] = str(plot) if plot else None

@@ -204,6 +204,7 @@ class _FlowSim:
             act = self.active
             ttf = self.remaining[act] / self.rate[act]
             dt = float(self._after(ttf.min()))
+            due = env.now + dt  # the float time the timeout fires at
             self.wake = env.event()
             yield env.timeout(dt) | self.wake
             self.events += 1
@@ -211,7 +212,10 @@ class _FlowSim:
             t_last = env.now
             self.remaining[act] -= self.rate[act] * elapsed
             done = ttf <= elapsed * (1 + _REL) + 1e-15
-            if elapsed < dt * (1 - _REL):  # woken early by a start: nobody is due yet
+            # Woken early by a start: nobody is due yet. A dt below the clock's resolution
+            # leaves now unchanged when the timeout fires; that is not early (else a
+            # transfer with a few bytes left would never finish).
+            if elapsed < dt * (1 - _REL) and env.now < due:
                 done &= ttf <= elapsed
             done |= self.remaining[act] <= self.a["size"][act] * 1e-12
             if done.any():

@@ -1,0 +1,141 @@
+"""Argument types of the `fred` commands: every number is checked where it enters, against
+bounds that ``--help`` states, so no command runs with a value it would hang or fail on.
+
+The bounds cover real use with room to spare; above them a run takes hours or memory a
+workstation does not have (the Clos router is exponential in m, the flow simulator is linear
+in chunks, a process pool above a few workers per CPU only adds overhead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from fredfab.model.flow import Flow, FlowError, parse_ports
+from fredfab.model.system.units import parse_size
+
+#: Ports of a switch the router handles (``fred route``); generated switches are bounded
+#: by fredfab.hw.params.PARAM_LIMITS.
+ROUTE_PORTS = (2, 256)
+#: Middle subnetworks of a routed Clos: Fred_m(P) has about m ** log2(P) uSwitches.
+ROUTE_M = (2, 4)
+#: Bits per configuration word.
+WORD_WIDTH = (8, 1024)
+#: Chunks per collective in the network simulator (events grow linearly with them).
+CHUNKS = (1, 1024)
+#: Worker processes: up to four per CPU.
+JOBS = (1, 4 * (os.cpu_count() or 1))
+#: Bytes per NPU of a collective or a phase: whole bytes, at most 1 TiB (an NPU has 80 GB).
+MAX_SIZE = 2**40
+#: Bytes per NPU on the packet-level engine, which handles every 4 KiB packet on every link
+#: (16 MiB on every shipped fabric takes seconds; it grows linearly).
+PACKET_MAX_SIZE = 2**24
+#: Event time grid of the flow simulator, in ns (0 = exact; 1 ms is coarser than any phase).
+RESOLUTION_NS = (0.0, 1e6)
+#: Training settings.
+MICROBATCHES = (1, 1024)
+SAMPLES_PER_REPLICA = (1, 2**20)
+ACCUMULATION = (1, 1024)
+#: cosim traffic: phases of --flows traffic and packets per flow and phase.
+COSIM_PHASES = (1, 64)
+COSIM_PACKETS = (1, 1024)
+SEED = (0, 2**32 - 1)
+
+
+def span(bounds: tuple) -> str:
+    """``2..256`` for help texts and messages."""
+    low, high = bounds
+    return f"{low:g}..{high:g}"
+
+
+def bounded_int(bounds: tuple[int, int]) -> Callable[[str], int]:
+    """An argparse type: an integer in ``bounds`` (inclusive)."""
+    low, high = bounds
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range {span(bounds)}")
+        return value
+
+    return parse
+
+
+def plain_int(text: str) -> int:
+    """An argparse type: any integer (its bounds are checked where it is used)."""
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def bounded_float(bounds: tuple[float, float]) -> Callable[[str], float]:
+    """An argparse type: a finite number in ``bounds`` (inclusive)."""
+    low, high = bounds
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range {span(bounds)}")
+        return value
+
+    return parse
+
+
+def size(text: str) -> float:
+    """An argparse type: bytes per NPU (``64MiB``, ``1GB``, ``4096``); whole bytes, since a
+    transfer moves whole bytes (fractions are rejected, not rounded), at most 1 TiB."""
+    try:
+        value = parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not math.isfinite(value) or value > MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"size {text!r} is more than 1 TiB per NPU")
+    if value != math.floor(value):
+        raise argparse.ArgumentTypeError(
+            f"size {text!r} is {value:g} bytes, not a whole number of bytes"
+        )
+    return value
+
+
+def timing_card(text: str) -> str:
+    """An argparse type: an existing timing card JSON file."""
+    p = Path(text)
+    if p.suffix != ".json":
+        raise argparse.ArgumentTypeError(f"timing card {text!r}: give a .json file")
+    if not p.is_file():
+        raise argparse.ArgumentTypeError(f"timing card {text} does not exist")
+    return text
+
+
+def check_ranges(text: str, limit: int, what: str) -> None:
+    """Ranges in a port list must stay below ``limit``; checked before ``parse_ports`` expands
+    them, so ``0-99999999999`` is an error, not a list of 10**11 ports."""
+    for lo, hi in re.findall(r"(\d+)\s*-\s*(\d+)", text):
+        if int(hi) >= limit:
+            raise FlowError(f"{what}: range {lo}-{hi} goes beyond port {limit - 1}")
+
+
+def ports_within(text: str, limit: int, what: str) -> list[int]:
+    """``parse_ports`` for ports below ``limit`` (ranges checked before they are expanded)."""
+    check_ranges(text, limit, what)
+    return parse_ports(text, what=what)
+
+
+def flows_within(texts: list[str], ports: int) -> list[Flow]:
+    """Flows ``IPS:OPS`` on a ``ports``-port switch (ranges checked before they are expanded)."""
+    out = []
+    for text in texts:
+        check_ranges(text, ports, f"flow {text!r}")
+        out.append(Flow.parse(text))
+    return out

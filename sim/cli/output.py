@@ -1,0 +1,117 @@
+"""Output files of the `fred` commands: checked before the work, written whole or not at all.
+
+Every command checks its output paths with ``check_file`` / ``check_folder`` before it routes,
+simulates or synthesises, so a path that cannot be written fails in a second, not after the
+work. Files are then written under a temporary name in their own folder and renamed into
+place (``os.replace`` is atomic within a file system): an error or an interrupt never leaves
+a half-written file, and a failed check never leaves a new folder behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fredfab.sim.cli import UserError
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def check_file(path: str | Path, what: str = "output file", suffixes: tuple[str, ...] = ()) -> Path:
+    """``path`` as a Path if a file can be written there (folders are made when written).
+
+    Raises UserError if ``path`` is an existing folder, has a suffix not in ``suffixes``
+    (when given), or its nearest existing ancestor is not a writable folder."""
+    p = Path(path)
+    if suffixes and p.suffix not in suffixes:
+        raise UserError(f"{what} {p}: use a name ending in {' or '.join(suffixes)}")
+    if p.is_dir():
+        raise UserError(f"{what} {p} is a folder; give a file name")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise UserError(f"{what} {p} is not writable")
+    _check_creatable(p.parent, what, p)
+    return p
+
+
+def check_folder(path: str | Path, what: str = "output folder") -> Path:
+    """``path`` as a Path if it is, or can be made, a writable folder (not made here)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UserError(f"{what} {p} is a file, not a folder")
+    _check_creatable(p, what, p)
+    return p
+
+
+def check_plot_path(args, default_folder: Path) -> None:
+    """The plot of a command with ``--no-plot``, ``-o/--output`` and a default folder."""
+    if args.no_plot:
+        return
+    if args.output:
+        check_file(args.output, "plot file", (".png", ".svg"))
+    else:
+        check_folder(default_folder, "plot folder")
+
+
+def _existing_ancestor(folder: Path, what: str, target: Path) -> Path:
+    probe = folder
+    while not probe.exists():
+        if probe.is_symlink():  # a dangling link cannot be made into a folder
+            raise UserError(f"{what} {target}: {probe} is a broken link")
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    return probe
+
+
+def _check_creatable(folder: Path, what: str, target: Path) -> None:
+    """The nearest existing ancestor of ``folder`` (itself included) is a writable folder."""
+    probe = _existing_ancestor(folder, what, target)
+    if not probe.is_dir():
+        raise UserError(f"{what} {target}: {probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UserError(f"{what} {target}: folder {probe} is not writable")
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path next to ``path`` (same suffix, so writers that pick a format by suffix
+    work); renamed to ``path`` when the block succeeds, removed when it fails."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=f".tmp{p.suffix}", dir=p.parent)
+    os.close(fd)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; give it a normal file's mode
+    try:
+        yield Path(tmp)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically; return the path."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+    return Path(path)
+
+
+@contextmanager
+def staged_folder(folder: str | Path) -> Iterator[Path]:
+    """A temporary folder to write files into; when the block succeeds they are renamed into
+    ``folder`` (made if needed). The temporary folder is removed either way."""
+    target = Path(folder)
+    base = _existing_ancestor(target, "output folder", target)
+    tmp = Path(tempfile.mkdtemp(prefix=".fred-", dir=base))
+    try:
+        yield tmp
+        target.mkdir(parents=True, exist_ok=True)
+        for f in sorted(tmp.iterdir()):
+            os.replace(f, target / f.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
