@@ -40,7 +40,6 @@ from functools import cache
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
-from fredfab.sim.verify.build_cache import cached_build
 
 SIMULATORS = ("icarus", "verilator")
 TEST_MODULE = "fredfab.sim.verify.cocotb_bench.switch_tb"
@@ -97,6 +96,7 @@ def generator_digest() -> str:
 def rtl(params: SwitchParams, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
     """The variant's Verilog and manifest, generated once per generator version."""
     from fredfab.hw.manifest import generate
+    from fredfab.sim.verify.build_cache import cached_build
 
     out = Path(root).resolve() / "rtl" / params.name
     key = f"{generator_digest()} {json.dumps(params.to_dict(), sort_keys=True)}"
@@ -212,6 +212,8 @@ def simulator_version(sim: str) -> str:
 def build(params: SwitchParams, sim: str, waves: bool = False, root: Path = DEFAULT_ROOT) -> Build:
     """Build the variant for ``sim`` (cached by content); return where it is."""
     import cocotb
+
+    from fredfab.sim.verify.build_cache import cached_build
 
     check_simulator(sim)
     v_path, j_path = rtl(params, root)
