@@ -99,16 +99,12 @@ def generator_digest() -> str:
 def rtl(params: SwitchParams, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
     """The variant's Verilog and manifest, generated once per generator version."""
     from fredfab.hw.manifest import generate
+    from fredfab.sim.verify.build_cache import cached_build
 
     out = Path(root).resolve() / "rtl" / params.name
     key = f"{generator_digest()} {json.dumps(params.to_dict(), sort_keys=True)}"
     v_path, j_path = out / f"{params.name}.v", out / f"{params.name}.json"
-    with _locked(out):
-        stamp = out / "stamp"
-        if not (stamp.exists() and stamp.read_text() == key and v_path.exists()):
-            stamp.unlink(missing_ok=True)
-            generate(params, out)
-            stamp.write_text(key)
+    cached_build(out, key, lambda: generate(params, out), outputs=[v_path, j_path])
     return v_path, j_path
 
 
@@ -220,6 +216,8 @@ def build(params: SwitchParams, sim: str, waves: bool = False, root: Path = DEFA
     """Build the variant for ``sim`` (cached by content); return where it is."""
     import cocotb
 
+    from fredfab.sim.verify.build_cache import cached_build
+
     check_simulator(sim)
     v_path, j_path = rtl(params, root)
     top = params.name
@@ -248,38 +246,31 @@ def build(params: SwitchParams, sim: str, waves: bool = False, root: Path = DEFA
             ]
         ).encode()
     ).hexdigest()
-    t0 = time.perf_counter()
-    seconds = 0.0
-    with _locked(build_dir):
-        stamp = build_dir / "stamp"
-        if not (stamp.exists() and stamp.read_text() == key):
-            stamp.unlink(missing_ok=True)
-            for old in build_dir.iterdir():
-                if old.name not in (".lock", "public.vlt", "runs", f"{top}.icarus.v"):
-                    shutil.rmtree(old) if old.is_dir() else old.unlink()
-            if sim == "icarus":
-                sources[0].write_text(icarus_verilog(v_path.read_text()))
-            info = Build(params, sim, build_dir, top, j_path, waves, 0.0)
-            runner = info.runner()
-            log = build_dir / "build.log"
-            try:
-                runner.build(
-                    sources=sources,
-                    hdl_toplevel=top,
-                    build_dir=build_dir,
-                    build_args=build_args,
-                    timescale=("1ns", "1ps"),
-                    waves=waves,
-                    always=True,
-                    log_file=log,
-                )
-            except (RuntimeError, SystemExit) as exc:
-                tail = log.read_text()[-2000:] if log.exists() else ""
-                raise CosimError(
-                    f"{sim} build of {top} failed ({exc}); see {log}\n{tail}"
-                ) from None
-            stamp.write_text(key)
-            seconds = time.perf_counter() - t0
+
+    def compile_build() -> None:
+        for old in build_dir.iterdir():
+            if old.name not in (".lock", "public.vlt", "runs", f"{top}.icarus.v"):
+                shutil.rmtree(old) if old.is_dir() else old.unlink()
+        if sim == "icarus":
+            sources[0].write_text(icarus_verilog(v_path.read_text()))
+        runner = Build(params, sim, build_dir, top, j_path, waves, 0.0).runner()
+        log = build_dir / "build.log"
+        try:
+            runner.build(
+                sources=sources,
+                hdl_toplevel=top,
+                build_dir=build_dir,
+                build_args=build_args,
+                timescale=("1ns", "1ps"),
+                waves=waves,
+                always=True,
+                log_file=log,
+            )
+        except (RuntimeError, SystemExit) as exc:
+            tail = log.read_text()[-2000:] if log.exists() else ""
+            raise CosimError(f"{sim} build of {top} failed ({exc}); see {log}\n{tail}") from None
+
+    seconds = cached_build(build_dir, key, compile_build)
     return Build(params, sim, build_dir, top, j_path, waves, seconds)
 
 

