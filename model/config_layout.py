@@ -62,10 +62,11 @@ class ConfigLayout:
 
     def node_fields(self, node: int) -> tuple[CodeField, ...]:
         """The fields of node ``node``, output 0 first."""
-        return self._by_node[node]
+        return self.by_node[node]
 
     @cached_property
-    def _by_node(self) -> dict[int, tuple[CodeField, ...]]:
+    def by_node(self) -> dict[int, tuple[CodeField, ...]]:
+        """Node index -> its fields (output 0 first), in node order."""
         grouped: dict[int, list[CodeField]] = {}
         for f in self.fields:
             grouped.setdefault(f.node, []).append(f)
@@ -88,7 +89,7 @@ class ConfigLayout:
         """``codes[node][output]`` of a bit vector (no check of what the codes mean)."""
         return tuple(
             tuple((value >> f.lsb) & ((1 << f.width) - 1) for f in fields)
-            for fields in self._by_node.values()
+            for fields in self.by_node.values()
         )
 
     def to_list(self) -> list[dict]:
