@@ -5,6 +5,7 @@ import json
 import re
 
 import pytest
+from amaranth.hdl import Fragment
 
 from fredfab.hw.manifest import generate, load_manifest, manifest
 from fredfab.hw.params import SwitchParams
@@ -126,3 +127,4 @@ def test_manifest_config_fields_are_the_rtl_configuration_layout(params):
             assert (node.offset + code.offset, code.width) == (f["lsb"], f["width"]), f
             seen.add((f["name"], f["output"]))
         assert seen == {(name, q) for name, node in layout for q, _ in node.shape}
+    Fragment.get(switch, None)  # elaborated, as generate() would (an unused one warns)
