@@ -31,7 +31,7 @@ from amaranth.lib.wiring import In, Out
 from fredfab.hw.adder import LaneAdder
 from fredfab.hw.config_layout import node_codes_layout
 from fredfab.model.config_layout import CodeField
-from fredfab.model.graph import Node
+from fredfab.model.graph import SUM_OPERANDS, Node
 
 
 class USwitch(wiring.Component):
@@ -67,14 +67,15 @@ class USwitch(wiring.Component):
         takes = [[(code[q] == node.source_input(i)) for i in range(n_in)] for q in range(n_out)]
         # uses[q][i]: output q consumes input i (directly, or as an operand of the sum).
         uses = [
-            [takes[q][i] | (takes_sum[q] if i < 2 else Const(0)) for i in range(n_in)]
+            [takes[q][i] | (takes_sum[q] if i in SUM_OPERANDS else Const(0)) for i in range(n_in)]
             for q in range(n_out)
         ]
 
         if reducing:
             m.submodules.adder = adder = LaneAdder(self._dtype, self._lanes)
-            m.d.comb += [adder.a.eq(self.i[0].payload.data), adder.b.eq(self.i[1].payload.data)]
-            sum_valid = self.i[0].valid & self.i[1].valid
+            first, second = (self.i[k] for k in SUM_OPERANDS)
+            m.d.comb += [adder.a.eq(first.payload.data), adder.b.eq(second.payload.data)]
+            sum_valid = first.valid & second.valid
 
         sent = Signal(n_out)
         done = Signal(n_out)
@@ -89,7 +90,7 @@ class USwitch(wiring.Component):
                     with m.Case(node.source_sum()):
                         m.d.comb += [
                             o.payload.data.eq(adder.s),
-                            o.payload.last.eq(self.i[0].payload.last),
+                            o.payload.last.eq(first.payload.last),
                         ]
             for i in range(n_in):
                 avail = avail | (takes[q][i] & self.i[i].valid)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from fredfab.model.arches import build_topology
 from fredfab.model.flow import Flow
-from fredfab.model.graph import NONE, Kind, Node, SourceKind, SwitchGraph
+from fredfab.model.graph import NONE, SUM_OPERANDS, Kind, Node, SourceKind, SwitchGraph
 
 CONFIG_SCHEMA = "fred-config/1"
 
@@ -164,7 +164,7 @@ def check_node_codes(node: Node, codes: Sequence[int]) -> None:
     used = [c for c in codes if c != NONE]
     sources = [node.decode(c) for c in used]
     adds = any(s.kind is SourceKind.SUM for s in sources)
-    if adds and any(s.kind is SourceKind.INPUT and s.input in (0, 1) for s in sources):
+    if adds and any(s.kind is SourceKind.INPUT and s.input in SUM_OPERANDS for s in sources):
         # The sum consumes inputs 0 and 1 together; passing one of them as well would tie
         # two unrelated handshakes to one flit.
         raise ConfigError(

@@ -20,7 +20,7 @@ from functools import cache
 
 from fredfab.model.config import ConfigError, check_node_codes
 from fredfab.model.flow import Flow, validate_flows
-from fredfab.model.topology import BOUNDARY, Endpoint, Node, SourceKind, Topology
+from fredfab.model.topology import BOUNDARY, SUM_OPERANDS, Endpoint, Node, SourceKind, Topology
 
 Value = tuple[int, ...] | None
 
@@ -67,9 +67,10 @@ def _apply(node: Node, codes: tuple[int, ...], ins: list[Value]) -> list[Value] 
         if source.kind is SourceKind.NONE:
             outs.append(None)
         elif source.kind is SourceKind.SUM:
-            if ins[0] is None or ins[1] is None:
+            a, b = (ins[k] for k in SUM_OPERANDS)
+            if a is None or b is None:
                 return None  # would wait forever for the missing operand
-            outs.append(tuple(sorted(ins[0] + ins[1])))
+            outs.append(tuple(sorted(a + b)))
         else:
             outs.append(ins[source.input])
     return outs

@@ -19,6 +19,7 @@ from fredfab.model.config_layout import ConfigLayout
 from fredfab.model.node import (  # noqa: F401  (re-exported: the shared vocabulary)
     NONE,
     REDUCING,
+    SUM_OPERANDS,
     Kind,
     Node,
     Source,

@@ -23,7 +23,7 @@ import numpy as np
 
 from fredfab.model.flow import Flow
 from fredfab.model.golden import Tree
-from fredfab.model.graph import BOUNDARY, Endpoint, SourceKind, SwitchGraph
+from fredfab.model.graph import BOUNDARY, SUM_OPERANDS, Endpoint, SourceKind, SwitchGraph
 
 V = TypeVar("V")
 
@@ -51,9 +51,10 @@ def propagate(
                 out = None
             elif source.kind is SourceKind.SUM:
                 if total is None:  # one adder per node, shared by every output taking SUM
-                    if ins[0] is None or ins[1] is None:
+                    a, b = (ins[k] for k in SUM_OPERANDS)
+                    if a is None or b is None:
                         raise NetworkError(f"{node.name} adds its inputs but one carries nothing")
-                    total = add(ins[0], ins[1])
+                    total = add(a, b)
                 out = total
             else:
                 out = ins[source.input]

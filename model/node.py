@@ -44,13 +44,16 @@ REDUCING = frozenset({Kind.R, Kind.RD, Kind.ART})
 #: Source code meaning "this output carries nothing" (the same for every node).
 NONE = 0
 
+#: The inputs the sum adds (first and second operand); the sum consumes both together.
+SUM_OPERANDS = (0, 1)
+
 
 class SourceKind(StrEnum):
     """What a node output carries."""
 
     NONE = "none"
     INPUT = "input"
-    SUM = "sum"  # inputs 0 and 1 added lane by lane
+    SUM = "sum"  # the SUM_OPERANDS inputs added lane by lane
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from fredfab.model.graph import (  # noqa: F401  (re-exported: the Clos vocabula
     BOUNDARY,
     NONE,
     REDUCING,
+    SUM_OPERANDS,
     Endpoint,
     Kind,
     Link,
