@@ -22,10 +22,12 @@ Public API:
 - ``IntAdder(width)`` and ``FloatAdder(exp_bits, man_bits)``: the two generic cores (the
   float one works for any IEEE-style binary format; the tests also check it exhaustively
   against ml_dtypes' float8 e5m2, e4m3 and e3m4).
-- ``canonical_nan(exp_bits, man_bits)``: the NaN bit pattern described above.
+- ``canonical_nan(exp_bits, man_bits)``: the NaN bit pattern described above (defined once in
+  ``fredfab.model.dtypes``, shared with the golden model).
 - ``ElementAdder(element_type)``: ports ``a``, ``b`` (``In(width)``) and ``s`` (``Out(width)``).
-- ``LaneAdder(element_type, lanes)``: the same ports, ``lanes * width`` bits wide, lane 0 in
-  the least significant bits; adds lane by lane.
+- ``LaneAdder(element_type, lanes)``: the same ports, ``lanes * width`` bits wide, laid out
+  as the flit's lanes (``hw/flit.py`` ``lanes_layout``: lane 0 in the least significant
+  bits); adds lane by lane.
 
 All of them are purely combinational; the switch registers around them as its timing needs.
 """
@@ -36,7 +38,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fredfab.model.dtypes import ElementType
+from fredfab.hw.flit import lanes_layout
+from fredfab.model.dtypes import ElementType, canonical_nan
 from fredfab.model.dtypes import element_type as _element_type
 
 __all__ = [
@@ -108,11 +111,6 @@ def _leading_zeros(v: Value) -> Value:
 # When they differ by at most 1, nothing falls below the guard bit, so the difference is exact
 # however far it has to be renormalised.
 _GRS = 3
-
-
-def canonical_nan(exp_bits: int, man_bits: int) -> int:
-    """Bit pattern of the only NaN the float adders produce: +, exponent all ones, quiet bit."""
-    return (((1 << exp_bits) - 1) << man_bits) | (1 << (man_bits - 1))
 
 
 def _add_float(m: Module, a: Value, b: Value, s: Value, exp_bits: int, man_bits: int) -> None:
@@ -290,8 +288,11 @@ class ElementAdder(wiring.Component):
 class LaneAdder(wiring.Component):
     """Lane-wise adder of two vectors of ``lanes`` elements of ``element_type``.
 
-    Ports ``a``, ``b`` are ``In(lanes * width)`` and ``s`` is ``Out(lanes * width)``; lane ``i``
-    occupies bits ``[i * width, (i + 1) * width)``, so lane 0 is in the least significant bits.
+    Ports ``a``, ``b`` are ``In(lanes * width)`` and ``s`` is ``Out(lanes * width)``, holding the
+    flit data's layout ``lanes_layout(width, lanes)``: lane ``i`` occupies bits ``[i * width,
+    (i + 1) * width)``, so lane 0 is in the least significant bits. The ports are plain bits
+    and viewed through the layout inside: a layout-typed port would add a named wire per lane
+    (``a[0]``, ...) that reads, to a linter, like part of the input port.
     """
 
     def __init__(self, element_type: str | ElementType, lanes: int) -> None:
@@ -300,19 +301,15 @@ class LaneAdder(wiring.Component):
             raise ValueError(f"LaneAdder lanes must be a positive integer, not {lanes!r}")
         self.lanes = lanes
         self.width = self.element_type.bits
-        total = lanes * self.width
+        self.layout = lanes_layout(self.width, lanes)
+        total = self.layout.size
         super().__init__({"a": In(total), "b": In(total), "s": Out(total)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        w = self.width
+        a, b, s = self.layout(self.a), self.layout(self.b), self.layout(self.s)
         for i in range(self.lanes):
             lane = ElementAdder(self.element_type)
             m.submodules[f"lane{i}"] = lane
-            bits = slice(i * w, (i + 1) * w)
-            m.d.comb += [
-                lane.a.eq(self.a[bits]),
-                lane.b.eq(self.b[bits]),
-                self.s[bits].eq(lane.s),
-            ]
+            m.d.comb += [lane.a.eq(a[i]), lane.b.eq(b[i]), s[i].eq(lane.s)]
         return m

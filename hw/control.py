@@ -35,6 +35,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from fredfab.hw.config_layout import config_data_layout
 from fredfab.hw.params import SwitchParams
 from fredfab.model.config import Configuration
 from fredfab.model.flow import Flow
@@ -49,7 +50,8 @@ def default_config(params: SwitchParams) -> Configuration:
 
 
 def n_words(params: SwitchParams) -> int:
-    return -(-params.topology.config_bits // params.word_width)
+    """Words per configuration slot."""
+    return params.topology.config_layout.n_words(params.word_width)
 
 
 def cfg_layout(params: SwitchParams) -> data.StructLayout:
@@ -67,12 +69,13 @@ class ControlUnit(wiring.Component):
         self.params = params
         self.topology = params.topology
         self.default = default_config(params)
+        layout = config_data_layout(self.topology.config_layout)
         slot_bits = max(1, (params.slots - 1).bit_length())
         super().__init__(
             {
                 "cfg": In(stream.Signature(cfg_layout(params))),
                 "select": In(stream.Signature(slot_bits)),
-                "active": Out(self.topology.config_bits, init=self.default.to_bits()),
+                "active": Out(layout, init=layout.from_bits(self.default.to_bits())),
                 "slot": Out(slot_bits),
                 "reconfiguring": Out(1),
                 # From the switch's input ports (before gating) and the interconnect.
@@ -89,6 +92,8 @@ class ControlUnit(wiring.Component):
         m = Module()
         p = self.params
         nw, width = n_words(p), p.word_width
+        bits = self.topology.config_layout.bits
+        active = self.active.as_value()  # loaded word by word, whatever the fields
         init = self.default.to_words(width) + [0] * ((p.slots - 1) * nw)
         m.submodules.mem = mem = Memory(shape=width, depth=p.slots * nw, init=init)
         wr = mem.write_port()
@@ -142,8 +147,8 @@ class ControlUnit(wiring.Component):
                     for w in range(1, nw + 1):
                         with m.Case(w):
                             lo = (w - 1) * width
-                            hi = min(lo + width, self.topology.config_bits)
-                            m.d.sync += self.active[lo:hi].eq(rd.data[: hi - lo])
+                            hi = min(lo + width, bits)
+                            m.d.sync += active[lo:hi].eq(rd.data[: hi - lo])
                 with m.If(word == nw):
                     m.next = "DONE"
             with m.State("DONE"):

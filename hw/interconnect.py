@@ -3,8 +3,9 @@ graph (model/topology.py for the Clos, model/xbar_topology.py for the crossbar).
 
 The wiring is not described here: every ``Node`` becomes a ``USwitch`` and every ``Link``
 a stream connection, with ``regs_per_stage`` skid buffers on each registered node output. The
-configuration input is the bit vector of model/config.py (node order, LSB first), so a
-configuration the router produced drives this network unchanged.
+configuration input is the bit vector of model/config.py, typed with the layout of its fields
+(hw/config_layout.py, from the graph's ``config_layout``): each uSwitch gets its node's
+field by name, so a configuration the router produced drives this network unchanged.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from amaranth.hdl import Cat, Const, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from fredfab.hw.config_layout import config_data_layout
 from fredfab.hw.flit import flit_stream
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.skid import SkidBuffer
@@ -27,12 +29,12 @@ class Interconnect(wiring.Component):
     def __init__(self, params: SwitchParams) -> None:
         self.params = params
         self.topology = params.topology
-        flit = flit_stream(params.data_width)
+        flit = flit_stream(params.element.bits, params.lanes)
         super().__init__(
             {
                 "i": In(flit).array(params.ports),
                 "o": Out(flit).array(params.ports),
-                "config": In(self.topology.config_bits),
+                "config": In(config_data_layout(self.topology.config_layout)),
                 "busy": Out(1),
             }
         )
@@ -40,15 +42,13 @@ class Interconnect(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         p, topo = self.params, self.topology
-        flit = flit_stream(p.data_width)
+        flit = flit_stream(p.element.bits, p.lanes)
         nodes = []
-        offset = 0
         for node in topo.nodes:
-            usw = USwitch(node, flit, p.dtype, p.lanes)
+            fields = topo.config_layout.node_fields(node.index)
+            usw = USwitch(node, fields, flit, p.dtype, p.lanes)
             m.submodules[_ident(node.name)] = usw
-            width = node.n_out * node.code_bits
-            m.d.comb += usw.codes.eq(self.config[offset : offset + width])
-            offset += width
+            m.d.comb += usw.codes.eq(self.config[node.name])
             nodes.append(usw)
 
         # The stream each node output drives, after its register slices.

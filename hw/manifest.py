@@ -13,6 +13,10 @@
   slot, slots, the ``cfg`` payload layout, the reset contents of slot 0 (words), and the
   topology (every node with its code width, in encoding order; model/config.py documents
   the encoding; model/topology.py the structure);
+* ``config_fields``: where every node output's source code sits in a configuration, one
+  entry per field in bit order: ``node`` (index), ``name``, ``kind``, ``output``, ``lsb``,
+  ``width`` (model/config_layout.py; the RTL's configuration layout is built from the same
+  table; model/node.py says what each code value means);
 * ``latency_cycles``: input accepted to output valid, ``register_depth * regs_per_stage``
   (model/latency.py; ``register_depth`` is the stage count on the Clos, the longest path on
   the crossbar);
@@ -74,8 +78,8 @@ def manifest(switch: FredSwitch) -> dict:
         },
         "status": {"slot": "slot", "reconfiguring": "reconfiguring"},
         "flit": {
-            "width": flit_layout(p.data_width).size,
-            "fields": _fields(flit_layout(p.data_width)),
+            "width": flit_layout(p.element.bits, p.lanes).size,
+            "fields": _fields(flit_layout(p.element.bits, p.lanes)),
             "lanes": p.lanes,
             "dtype": p.dtype,
             "element_bits": p.element.bits,
@@ -91,6 +95,7 @@ def manifest(switch: FredSwitch) -> dict:
             "reset_words": switch.control.default.to_words(p.word_width),
             "topology": topo.to_dict(),
         },
+        "config_fields": topo.config_layout.to_list(),
         "stages": topo.stages,
         "latency_cycles": switch.latency_cycles,
         "slot_copy_cycles": n_words(p) + 1,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from fredfab.model import defaults
+from fredfab.model.arches import ARCHES, build_topology
 from fredfab.model.dtypes import ELEMENT_TYPES, ElementType, element_type
-from fredfab.model.graph import ARCHES, SwitchGraph, build_topology
+from fredfab.model.graph import SwitchGraph
 from fredfab.model.latency import latency_cycles
 
 

@@ -30,7 +30,7 @@ class FredSwitch(wiring.Component):
         self.params = params
         self.control = ControlUnit(params)
         self.interconnect = Interconnect(params)
-        flit = flit_stream(params.data_width)
+        flit = flit_stream(params.element.bits, params.lanes)
         ctl = self.control.signature.members
         super().__init__(
             {

@@ -1,8 +1,9 @@
 """One uSwitch (R, D, RD, DEMUX or MUX) of the FRED interconnect, with stream handshakes.
 
-Configuration: one source code per output (model/config.py): 0 nothing, 1 + i input i,
-1 + n_in the lane-wise sum of inputs 0 and 1 (reducing kinds only: the node has one
-LaneAdder). The code field layout comes from model/topology.py's ``Node.code_bits``.
+Configuration: one source code per output (model/node.py): ``NONE``, ``node.source_input(i)``
+or ``node.source_sum()``, the lane-wise sum of inputs 0 and 1 (reducing kinds only: the node
+has one LaneAdder). The ``codes`` input has the node's field layout (hw/config_layout.py, from
+the model's field table): output q's code is ``codes[q]``.
 
 Handshake, so that each flit moves once, whole, and at full rate:
 
@@ -21,45 +22,60 @@ checked by ``check_node_codes`` before they are encoded.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.adder import LaneAdder
-from fredfab.model.topology import REDUCING, Node
+from fredfab.hw.config_layout import node_codes_layout
+from fredfab.model.config_layout import CodeField
+from fredfab.model.graph import SUM_OPERANDS, Node
 
 
 class USwitch(wiring.Component):
-    """``i[n_in]`` -> ``o[n_out]`` for one topology node, configured by ``codes``."""
+    """``i[n_in]`` -> ``o[n_out]`` for one graph node, configured by ``codes`` (the node's
+    ``fields`` of the configuration table)."""
 
-    def __init__(self, node: Node, flit: stream.Signature, dtype: str, lanes: int) -> None:
+    def __init__(
+        self,
+        node: Node,
+        fields: Sequence[CodeField],
+        flit: stream.Signature,
+        dtype: str,
+        lanes: int,
+    ) -> None:
+        if [(f.node, f.output) for f in fields] != [(node.index, q) for q in range(node.n_out)]:
+            raise ValueError(f"{node.name}: the fields given are not this node's outputs")
         self.node = node
         self._dtype, self._lanes = dtype, lanes
         super().__init__(
             {
                 "i": In(flit).array(node.n_in),
                 "o": Out(flit).array(node.n_out),
-                "codes": In(node.n_out * node.code_bits),
+                "codes": In(node_codes_layout(fields)),
             }
         )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         node, n_in, n_out = self.node, self.node.n_in, self.node.n_out
-        reducing = node.kind in REDUCING
-        code = [self.codes[q * node.code_bits : (q + 1) * node.code_bits] for q in range(n_out)]
-        takes_sum = [(code[q] == node.sum_code) if reducing else Const(0) for q in range(n_out)]
-        takes = [[(code[q] == 1 + i) for i in range(n_in)] for q in range(n_out)]
+        reducing = node.reducing
+        code = [self.codes[q] for q in range(n_out)]
+        takes_sum = [(code[q] == node.source_sum()) if reducing else Const(0) for q in range(n_out)]
+        takes = [[(code[q] == node.source_input(i)) for i in range(n_in)] for q in range(n_out)]
         # uses[q][i]: output q consumes input i (directly, or as an operand of the sum).
         uses = [
-            [takes[q][i] | (takes_sum[q] if i < 2 else Const(0)) for i in range(n_in)]
+            [takes[q][i] | (takes_sum[q] if i in SUM_OPERANDS else Const(0)) for i in range(n_in)]
             for q in range(n_out)
         ]
 
         if reducing:
             m.submodules.adder = adder = LaneAdder(self._dtype, self._lanes)
-            m.d.comb += [adder.a.eq(self.i[0].payload.data), adder.b.eq(self.i[1].payload.data)]
-            sum_valid = self.i[0].valid & self.i[1].valid
+            first, second = (self.i[k] for k in SUM_OPERANDS)
+            m.d.comb += [adder.a.eq(first.payload.data), adder.b.eq(second.payload.data)]
+            sum_valid = first.valid & second.valid
 
         sent = Signal(n_out)
         done = Signal(n_out)
@@ -68,13 +84,13 @@ class USwitch(wiring.Component):
             avail = Const(0)
             with m.Switch(code[q]):
                 for i in range(n_in):
-                    with m.Case(1 + i):
+                    with m.Case(node.source_input(i)):
                         m.d.comb += o.payload.eq(self.i[i].payload)
                 if reducing:
-                    with m.Case(node.sum_code):
+                    with m.Case(node.source_sum()):
                         m.d.comb += [
                             o.payload.data.eq(adder.s),
-                            o.payload.last.eq(self.i[0].payload.last),
+                            o.payload.last.eq(first.payload.last),
                         ]
             for i in range(n_in):
                 avail = avail | (takes[q][i] & self.i[i].valid)

@@ -1,8 +1,9 @@
 """Switch configuration: what every uSwitch output carries, and its bit-level encoding.
 
-A configuration assigns each output of each node of a ``Topology`` a *source code*
-(model/topology.py): ``0`` nothing, ``1 + i`` input i, ``1 + n_in`` the sum of the two inputs
-(reducing kinds only). What each kind may do (fred-reference.md section 2):
+A configuration assigns each output of each node of a ``SwitchGraph`` a *source code*
+(model/node.py): ``NONE`` nothing, ``node.source_input(i)`` input i, ``node.source_sum()`` the
+sum of inputs 0 and 1 (reducing kinds only); ``node.decode(code)`` says which. What each kind
+may do (fred-reference.md section 2):
 
 ===== ========================================================================
 R     no input feeds two outputs (no multicast); SUM feeds at most one output
@@ -20,9 +21,11 @@ input 1 on its own: the sum consumes both together (hw/uswitch.py).
 Bit-level encoding (what the control unit stores per configuration slot)
 ------------------------------------------------------------------------
 The configuration is one bit vector, least significant bit first. Nodes appear in
-``Topology.nodes`` order (topological: by stage, then by construction order); within a node,
-output 0 first. Each output's source code takes ``Node.code_bits`` =
-``ceil(log2(n_sources))`` bits with ``n_sources = 1 + n_in (+1 if reducing)``. Unused code
+``SwitchGraph.nodes`` order (topological: by stage, then by construction order); within a
+node, output 0 first. Each output's source code takes ``Node.code_bits`` =
+``ceil(log2(n_sources))`` bits with ``n_sources = 1 + n_in (+1 if reducing)``. The graph's
+``config_layout`` (model/config_layout.py) is this rule as a table of fields (node, output,
+lsb, width), which packing here, the RTL and the manifest all read. Unused code
 values (e.g. 3 in a 2-bit MUX field of m = 2) are invalid. ``to_words(width)`` cuts the vector
 into ``width``-bit words, word 0 holding bits 0..width-1; the last word is zero-padded. The
 all-zero vector is the idle configuration (nothing flows). The JSON form carries the
@@ -36,8 +39,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fredfab.model.arches import build_topology
 from fredfab.model.flow import Flow
-from fredfab.model.graph import NONE, Kind, Node, SwitchGraph, build_topology
+from fredfab.model.graph import NONE, SUM_OPERANDS, Kind, Node, SourceKind, SwitchGraph
 
 CONFIG_SCHEMA = "fred-config/1"
 
@@ -67,35 +71,23 @@ class Configuration:
     # -- bits ---------------------------------------------------------------------------
 
     def to_bits(self) -> int:
-        value, shift = 0, 0
-        for node, codes in zip(self.topology.nodes, self.codes, strict=True):
-            for code in codes:
-                value |= code << shift
-                shift += node.code_bits
-        return value
+        return self.topology.config_layout.pack(self.codes)
 
     @classmethod
     def from_bits(
         cls, topology: SwitchGraph, value: int, flows: Sequence[Flow] = ()
     ) -> Configuration:
-        if value < 0 or value >> topology.config_bits:
+        layout = topology.config_layout
+        if value < 0 or value >> layout.bits:
             raise ConfigError(
-                f"configuration value has bits beyond the {topology.config_bits} this switch uses"
+                f"configuration value has bits beyond the {layout.bits} this switch uses"
             )
-        codes, shift = [], 0
-        for node in topology.nodes:
-            mask = (1 << node.code_bits) - 1
-            node_codes = []
-            for _ in range(node.n_out):
-                node_codes.append((value >> shift) & mask)
-                shift += node.code_bits
-            codes.append(tuple(node_codes))
-        return cls(topology, tuple(codes), tuple(flows))
+        return cls(topology, layout.unpack(value), tuple(flows))
 
     def to_words(self, width: int = 32) -> list[int]:
         if width < 1:
             raise ConfigError(f"word width must be >= 1, got {width}")
-        n_words = -(-self.topology.config_bits // width)
+        n_words = self.topology.config_layout.n_words(width)
         value, mask = self.to_bits(), (1 << width) - 1
         return [(value >> (i * width)) & mask for i in range(n_words)]
 
@@ -107,7 +99,9 @@ class Configuration:
         width: int = 32,
         flows: Sequence[Flow] = (),
     ) -> Configuration:
-        expected = -(-topology.config_bits // width)
+        if width < 1:
+            raise ConfigError(f"word width must be >= 1, got {width}")
+        expected = topology.config_layout.n_words(width)
         if len(words) != expected:
             raise ConfigError(f"expected {expected} words of {width} bits, got {len(words)}")
         value = 0
@@ -168,7 +162,9 @@ def check_node_codes(node: Node, codes: Sequence[int]) -> None:
                 f"{node.name} ({node.kind}): output {q} code {c} not in 0..{node.n_sources - 1}"
             )
     used = [c for c in codes if c != NONE]
-    if node.sum_code in used and (1 in used or 2 in used):
+    sources = [node.decode(c) for c in used]
+    adds = any(s.kind is SourceKind.SUM for s in sources)
+    if adds and any(s.kind is SourceKind.INPUT and s.input in SUM_OPERANDS for s in sources):
         # The sum consumes inputs 0 and 1 together; passing one of them as well would tie
         # two unrelated handshakes to one flit.
         raise ConfigError(

@@ -64,8 +64,7 @@ class ElementType:
         fp16 0x7E00, bf16 0x7FC0, fp32 0x7FC00000 (the RISC-V convention); see golden.add.
         """
         self._need_float("canonical_nan")
-        exp_ones = (1 << self.exponent_bits) - 1
-        return (exp_ones << self.mantissa_bits) | (1 << (self.mantissa_bits - 1))
+        return canonical_nan(self.exponent_bits, self.mantissa_bits)
 
     @property
     def min_value(self) -> np.generic:
@@ -95,6 +94,14 @@ class ElementType:
 
     def __str__(self) -> str:
         return self.name
+
+
+def canonical_nan(exponent_bits: int, mantissa_bits: int) -> int:
+    """The only NaN the switch's adders produce, for any IEEE-style binary format: sign 0,
+    exponent all ones, only the quiet bit (the fraction MSB) set. One definition for the
+    golden model (``ElementType.canonical_nan``) and the RTL (hw/adder.py)."""
+    exp_ones = (1 << exponent_bits) - 1
+    return (exp_ones << mantissa_bits) | (1 << (mantissa_bits - 1))
 
 
 def _int(name: str, dtype: type, raw: type) -> ElementType:

@@ -20,7 +20,7 @@ from functools import cache
 
 from fredfab.model.config import ConfigError, check_node_codes
 from fredfab.model.flow import Flow, validate_flows
-from fredfab.model.topology import BOUNDARY, Endpoint, Node, Topology
+from fredfab.model.topology import BOUNDARY, SUM_OPERANDS, Endpoint, Node, SourceKind, Topology
 
 Value = tuple[int, ...] | None
 
@@ -63,14 +63,16 @@ def exhaustively_routable(flows: Sequence[Flow], ports: int, m: int) -> bool:
 def _apply(node: Node, codes: tuple[int, ...], ins: list[Value]) -> list[Value] | None:
     outs: list[Value] = []
     for c in codes:
-        if c == 0:
+        source = node.decode(c)
+        if source.kind is SourceKind.NONE:
             outs.append(None)
-        elif c == node.sum_code:
-            if ins[0] is None or ins[1] is None:
+        elif source.kind is SourceKind.SUM:
+            a, b = (ins[k] for k in SUM_OPERANDS)
+            if a is None or b is None:
                 return None  # would wait forever for the missing operand
-            outs.append(tuple(sorted(ins[0] + ins[1])))
+            outs.append(tuple(sorted(a + b)))
         else:
-            outs.append(ins[c - 1])
+            outs.append(ins[source.input])
     return outs
 
 

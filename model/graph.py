@@ -3,63 +3,28 @@
 Every architecture (the paper's recursive Clos, model/topology.py; the crossbar with a
 reduction tree, model/xbar_topology.py) is a ``SwitchGraph``: nodes with inputs and
 outputs, point-to-point links, and the switch ports at the boundary. A node is configured
-by choosing, for each of its outputs, a *source code*: ``NONE`` (0), input i (``1 + i``), or,
-for reducing kinds, ``SUM`` of inputs 0 and 1 (``1 + n_in``). The configuration encoding
-(model/config.py), the functional model (model/network.py), the RTL (hw/interconnect.py)
-and the manifest only ever see this graph.
+by choosing, for each of its outputs, a *source*: nothing, one input, or, for reducing
+kinds, the sum of inputs 0 and 1 (model/node.py names the codes); ``config_layout``
+(model/config_layout.py) says where each output's code sits in the configuration bits. The
+configuration encoding (model/config.py), the functional model (model/network.py), the RTL
+(hw/interconnect.py) and the manifest only ever see this graph. The architectures that build
+graphs are listed in model/arches.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
-
-class Kind(StrEnum):
-    """Node kinds. R reduces, D multicasts, RD does both (the Clos uSwitches); ART is a
-    node of the crossbar's segmented reduction tree; FORK multicasts one input."""
-
-    R = "R"  # Clos input stage: 2 in, m out; pass each input, or add both into one output
-    D = "D"  # Clos output stage: m in, 2 out; route, or copy one input to both outputs
-    RD = "RD"  # Fred_m(2): 2 in, 2 out; reduce and/or multicast
-    DEMUX = "DEMUX"  # 1 in, n out; feeds at most one output
-    MUX = "MUX"  # n in, 1 out
-    ART = "ART"  # reduction-tree node: 4 in, 4 out, adds inputs 0 and 1
-    FORK = "FORK"  # 1 in, n out; multicast
-
-
-#: Kinds that contain an adder (their SUM source code exists).
-REDUCING = frozenset({Kind.R, Kind.RD, Kind.ART})
-
-#: Source code meaning "this output carries nothing".
-NONE = 0
-
-
-@dataclass(frozen=True)
-class Node:
-    """One uSwitch (or mux/demux) of the flattened network."""
-
-    index: int  # position in SwitchGraph.nodes (topological order)
-    name: str  # hierarchical: "m1.m0.in2" = input uSwitch 2 of middle 0 of middle 1
-    kind: Kind
-    n_in: int
-    n_out: int
-    stage: int  # column of the network, 0 = the inputs' side
-    registered: bool = True  # the RTL puts register slices on this node's outputs
-
-    @property
-    def n_sources(self) -> int:
-        """Number of source codes an output can take (NONE, each input, SUM if reducing)."""
-        return 1 + self.n_in + (1 if self.kind in REDUCING else 0)
-
-    @property
-    def sum_code(self) -> int | None:
-        return 1 + self.n_in if self.kind in REDUCING else None
-
-    @property
-    def code_bits(self) -> int:
-        """Bits of one output's source code in the configuration encoding."""
-        return max(1, (self.n_sources - 1).bit_length())
+from fredfab.model.config_layout import ConfigLayout
+from fredfab.model.node import (  # noqa: F401  (re-exported: the shared vocabulary)
+    NONE,
+    REDUCING,
+    SUM_OPERANDS,
+    Kind,
+    Node,
+    Source,
+    SourceKind,
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -131,6 +96,8 @@ class SwitchGraph:
         self.node_inputs: list[list[Endpoint]] = [
             [self.driver[Endpoint(n.index, k)] for k in range(n.n_in)] for n in self.nodes
         ]
+        #: Where each output's source code sits in the configuration bits.
+        self.config_layout = ConfigLayout.of_nodes(self.nodes)
         return renum
 
     # -- queries ------------------------------------------------------------------------
@@ -173,7 +140,7 @@ class SwitchGraph:
     @property
     def config_bits(self) -> int:
         """Bits of one full configuration (every output's source code)."""
-        return sum(n.n_out * n.code_bits for n in self.nodes)
+        return self.config_layout.bits
 
     def to_dict(self) -> dict:
         """The structure as plain data (for manifests and other tools)."""
@@ -198,19 +165,3 @@ class SwitchGraph:
             "links": [[lk.src.node, lk.src.port, lk.dst.node, lk.dst.port] for lk in self.links],
             "counts": self.counts(),
         }
-
-
-ARCHES = ("clos", "xbar")
-
-
-def build_topology(ports: int, m: int | None = 3, arch: str = "clos") -> SwitchGraph:
-    """The (cached) interconnect graph of a switch: Fred_m(ports) or the crossbar."""
-    if arch == "clos":
-        from fredfab.model.topology import Topology
-
-        return Topology.build(ports, m)
-    if arch == "xbar":
-        from fredfab.model.xbar_topology import XbarTopology
-
-        return XbarTopology.build(ports)
-    raise ValueError(f"arch {arch!r} is not supported; use one of {', '.join(ARCHES)}")

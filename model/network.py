@@ -23,7 +23,7 @@ import numpy as np
 
 from fredfab.model.flow import Flow
 from fredfab.model.golden import Tree
-from fredfab.model.topology import BOUNDARY, NONE, Endpoint, Topology
+from fredfab.model.graph import BOUNDARY, SUM_OPERANDS, Endpoint, SourceKind, SwitchGraph
 
 V = TypeVar("V")
 
@@ -33,7 +33,7 @@ class NetworkError(ValueError):
 
 
 def propagate(
-    topology: Topology,
+    topology: SwitchGraph,
     codes: Sequence[Sequence[int]],
     inputs: Mapping[int, V],
     add: Callable[[V, V], V],
@@ -46,16 +46,18 @@ def propagate(
         ins = [values[d] for d in topology.node_inputs[node.index]]
         total: V | None = None
         for q, code in enumerate(node_codes):
-            if code == NONE:
+            source = node.decode(code)
+            if source.kind is SourceKind.NONE:
                 out = None
-            elif code == node.sum_code:
+            elif source.kind is SourceKind.SUM:
                 if total is None:  # one adder per node, shared by every output taking SUM
-                    if ins[0] is None or ins[1] is None:
+                    a, b = (ins[k] for k in SUM_OPERANDS)
+                    if a is None or b is None:
                         raise NetworkError(f"{node.name} adds its inputs but one carries nothing")
-                    total = add(ins[0], ins[1])
+                    total = add(a, b)
                 out = total
             else:
-                out = ins[code - 1]
+                out = ins[source.input]
             values[Endpoint(node.index, q)] = out
     return [values[topology.outputs[p]] for p in range(topology.ports)]
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fredfab.model.arches import build_topology
 from fredfab.model.config import Configuration
 from fredfab.model.flow import Flow, validate_flows
-from fredfab.model.graph import build_topology
 from fredfab.model.network import Tree, reduction_trees
 from fredfab.model.topology import NONE, Subnet, Topology
 from fredfab.model.xbar_router import route_xbar
@@ -121,7 +121,7 @@ def _try_route(
     codes = [[NONE] * n.n_out for n in topo.nodes]
     local = [_Local(i, f.ips, f.ops) for i, f in enumerate(flows)]
     try:
-        for node, q, code in _Search(backtrack).route(topo.root, local):
+        for node, q, code in _Search(topo, backtrack).route(topo.root, local):
             codes[node][q] = code
     except _Fail:
         return None
@@ -146,7 +146,8 @@ class _Search:
     set routes on a p-port subnetwork is a fact about (p, flow set) that is memoised, and the
     minimal unroutable subset of a failure is memoised with it."""
 
-    def __init__(self, backtrack: bool) -> None:
+    def __init__(self, topo: Topology, backtrack: bool) -> None:
+        self.topo = topo
         self.backtrack = backtrack
         self.routes: set[tuple[int, _Shape]] = set()
         self.cores: dict[tuple[int, _Shape], _Shape] = {}
@@ -160,7 +161,9 @@ class _Search:
             raise _Fail(frozenset(f.id for f in flows if (f.ips, f.ops) in core))
         try:
             assignment = (
-                _route_base(sub, flows) if sub.base is not None else self._level(sub, flows)
+                _route_base(self.topo, sub, flows)
+                if sub.base is not None
+                else self._level(sub, flows)
             )
         except _Fail as fail:
             self.cores[key] = frozenset((f.ips, f.ops) for f in flows if f.id in fail.ids)
@@ -229,19 +232,22 @@ class _Search:
                     failed = True
                     break
             if not failed:
-                return inner + _outer_stage_codes(sub, flows, colour)
+                return inner + _outer_stage_codes(self.topo, sub, flows, colour)
 
 
-def _route_base(sub: Subnet, flows: list[_Local]) -> Assignment:
+def _route_base(topo: Topology, sub: Subnet, flows: list[_Local]) -> Assignment:
     """Fred_m(2): the RD-uSwitch's output q takes the flow that leaves on q."""
+    rd = topo.nodes[sub.base]
     out: Assignment = []
     for f in flows:
-        source = 3 if f.ips == {0, 1} else 1 + min(f.ips)  # 3 = SUM of a 2-input node
+        source = rd.source_sum() if f.ips == {0, 1} else rd.source_input(min(f.ips))
         out += [(sub.base, q, source) for q in f.ops]
     return out
 
 
-def _outer_stage_codes(sub: Subnet, flows: list[_Local], colour: list[int]) -> Assignment:
+def _outer_stage_codes(
+    topo: Topology, sub: Subnet, flows: list[_Local], colour: list[int]
+) -> Assignment:
     """Source codes of this level's input/output uSwitches, demux and mux."""
     r, last = sub.r, sub.ports - 1
     out: Assignment = []
@@ -249,14 +255,16 @@ def _outer_stage_codes(sub: Subnet, flows: list[_Local], colour: list[int]) -> A
         j = colour[i]
         for k in {p // 2 for p in f.ips if p // 2 < r}:
             a, b = 2 * k in f.ips, 2 * k + 1 in f.ips
-            out.append((sub.ins[k], j, 3 if a and b else (1 if a else 2)))
+            node = topo.nodes[sub.ins[k]]
+            source = node.source_sum() if a and b else node.source_input(0 if a else 1)
+            out.append((sub.ins[k], j, source))
         for p in f.ops:
             if p // 2 < r:
-                out.append((sub.outs[p // 2], p % 2, 1 + j))
+                out.append((sub.outs[p // 2], p % 2, topo.nodes[sub.outs[p // 2]].source_input(j)))
         if sub.odd and last in f.ips:
-            out.append((sub.demux, j, 1))
+            out.append((sub.demux, j, topo.nodes[sub.demux].source_input(0)))
         if sub.odd and last in f.ops:
-            out.append((sub.mux, 0, 1 + j))
+            out.append((sub.mux, 0, topo.nodes[sub.mux].source_input(j)))
     return out
 
 

@@ -47,8 +47,8 @@ from types import MappingProxyType
 from typing import Any
 
 from fredfab.model import defaults
+from fredfab.model.arches import build_topology
 from fredfab.model.config import Configuration
-from fredfab.model.graph import build_topology
 from fredfab.model.latency import latency_cycles
 
 SCHEMA = "fred-switch-timing/2"

@@ -24,9 +24,9 @@ Two views of the same network are built together:
   links in topological order, used by the functional model, the RTL generator and the
   manifest.
 
-A uSwitch is configured by choosing, for each of its outputs, a *source code*:
-``NONE`` (0), input i (``1 + i``), or, for reducing kinds, ``SUM`` of its two inputs
-(``1 + n_in``). See model/config.py for what each kind may do.
+A uSwitch is configured by choosing, for each of its outputs, a *source*: nothing, one of
+its inputs, or, for reducing kinds, the sum of its two inputs (model/node.py names the
+codes). See model/config.py for what each kind may do.
 """
 
 from __future__ import annotations
@@ -38,10 +38,13 @@ from fredfab.model.graph import (  # noqa: F401  (re-exported: the Clos vocabula
     BOUNDARY,
     NONE,
     REDUCING,
+    SUM_OPERANDS,
     Endpoint,
     Kind,
     Link,
     Node,
+    Source,
+    SourceKind,
     SwitchGraph,
 )
 

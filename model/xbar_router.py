@@ -34,17 +34,16 @@ from fredfab.model.xbar_topology import (
     XbarTopology,
 )
 
-SUM = 5  # source code of the sum in a 4-input tree node (1 + n_in)
-
 
 def route_xbar(topo: XbarTopology, flows: Sequence[Flow]) -> tuple[tuple[int, ...], ...]:
     codes = [[NONE] * n.n_out for n in topo.nodes]
+    nodes = topo.nodes
     seg: list[int | None] = [None] * topo.ports  # flow index of each leaf
     leaf = 0
     for k, f in enumerate(flows):
         for p in sorted(f.ips):
-            codes[topo.xin[p]][leaf] = 1
-            codes[topo.leaf_sel[leaf]][0] = 1 + p
+            codes[topo.xin[p]][leaf] = nodes[topo.xin[p]].source_input(0)
+            codes[topo.leaf_sel[leaf]][0] = nodes[topo.leaf_sel[leaf]].source_input(p)
             seg[leaf] = k
             leaf += 1
     finished: dict[int, Endpoint] = {}
@@ -55,33 +54,39 @@ def route_xbar(topo: XbarTopology, flows: Sequence[Flow]) -> tuple[tuple[int, ..
         return segs[0], segs[-1], segs[0] is not None and all(s == segs[0] for s in segs)
 
     def assign(t: TreeNode, need_lp: bool, need_rp: bool) -> None:
+        node = nodes[t.node]
         if t.is_leaf:
             if need_lp:
-                codes[t.node][OUT_LP] = 1
+                codes[t.node][OUT_LP] = node.source_input(0)
             if need_rp:
-                codes[t.node][OUT_RP] = 1
+                codes[t.node][OUT_RP] = node.source_input(0)
             return
         l_lp, l_rp, l_spans = edges(t.left)
         r_lp, r_rp, r_spans = edges(t.right)
         merge = l_rp is not None and l_rp == r_lp
         c = codes[t.node]
+        add, pass_l_lp, pass_r_rp = (
+            node.source_sum(),
+            node.source_input(L_LP),
+            node.source_input(R_RP),
+        )
         # Fragments leaving upwards.
         if need_lp:
-            c[OUT_LP] = SUM if merge and l_spans else 1 + L_LP
+            c[OUT_LP] = add if merge and l_spans else pass_l_lp
         if need_rp:
-            c[OUT_RP] = SUM if merge and r_spans else 1 + R_RP
+            c[OUT_RP] = add if merge and r_spans else pass_r_rp
         # Fragments complete here: they touch neither edge of t.
         if merge and not l_spans and not r_spans:
-            c[RES_A] = SUM
+            c[RES_A] = add
             finished[l_rp] = Endpoint(t.node, RES_A)
         if not merge and l_rp is not None and not l_spans:
-            c[RES_A] = 1 + L_RP
+            c[RES_A] = node.source_input(L_RP)
             finished[l_rp] = Endpoint(t.node, RES_A)
         if not merge and r_lp is not None and not r_spans:
-            c[RES_B] = 1 + R_LP
+            c[RES_B] = node.source_input(R_LP)
             finished[r_lp] = Endpoint(t.node, RES_B)
-        left_lp_used = c[OUT_LP] == 1 + L_LP
-        right_rp_used = c[OUT_RP] == 1 + R_RP
+        left_lp_used = c[OUT_LP] == pass_l_lp
+        right_rp_used = c[OUT_RP] == pass_r_rp
         assign(t.left, left_lp_used, l_rp is not None and (merge or not l_spans))
         assign(t.right, r_lp is not None and (merge or not r_spans), right_rp_used)
 
@@ -97,6 +102,6 @@ def route_xbar(topo: XbarTopology, flows: Sequence[Flow]) -> tuple[tuple[int, ..
     for k, f in enumerate(flows):
         r = source[finished[k]]
         for p in f.ops:
-            codes[topo.fork[r]][p] = 1
-            codes[topo.out_sel[p]][0] = 1 + r
+            codes[topo.fork[r]][p] = nodes[topo.fork[r]].source_input(0)
+            codes[topo.out_sel[p]][0] = nodes[topo.out_sel[p]].source_input(r)
     return tuple(tuple(c) for c in codes)

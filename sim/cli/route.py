@@ -130,4 +130,4 @@ def format_routing(routing: Routing, show_idle: bool = False) -> str:
 
 
 def _source(node: Node, code: int) -> str:
-    return "sum" if code == node.sum_code else f"in{code - 1}"
+    return str(node.decode(code))  # "in<i>" or "sum"

@@ -35,6 +35,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.adder import FloatAdder, LaneAdder
+from fredfab.hw.flit import lanes_layout
 from fredfab.model.dtypes import ELEMENT_TYPES
 from fredfab.sim.verify.build_cache import cached_build
 from fredfab.sim.verify.toolchain import ToolMissing, sim_env
@@ -281,16 +282,16 @@ class _FloatLanes(wiring.Component):
 
     def __init__(self, exp_bits: int, man_bits: int, lanes: int) -> None:
         self.exp_bits, self.man_bits, self.lanes = exp_bits, man_bits, lanes
-        w = (1 + exp_bits + man_bits) * lanes
+        self.layout = lanes_layout(1 + exp_bits + man_bits, lanes)
+        w = self.layout.size
         super().__init__({"a": In(w), "b": In(w), "s": Out(w)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        w = 1 + self.exp_bits + self.man_bits
+        a, b, s = self.layout(self.a), self.layout(self.b), self.layout(self.s)
         for i in range(self.lanes):
             m.submodules[f"lane{i}"] = lane = FloatAdder(self.exp_bits, self.man_bits)
-            bits = slice(i * w, (i + 1) * w)
-            m.d.comb += [lane.a.eq(self.a[bits]), lane.b.eq(self.b[bits]), self.s[bits].eq(lane.s)]
+            m.d.comb += [lane.a.eq(a[i]), lane.b.eq(b[i]), s[i].eq(lane.s)]
         return m
 
 

@@ -18,12 +18,14 @@ def driver(port, flits, rng: np.random.Generator, idle: float):
     """Testbench sending ``flits`` on stream ``port``, idling before each flit with
     probability ``idle``."""
 
+    lanes = port.payload.shape()["data"].shape  # the flit's lane layout (hw/flit.py)
+
     async def tb(ctx) -> None:
         for data, last in flits:
             while rng.random() < idle:
                 await ctx.tick()
             ctx.set(port.valid, 1)
-            ctx.set(port.payload, {"data": data, "last": last})
+            ctx.set(port.payload, {"data": lanes.from_bits(data), "last": last})
             await ctx.tick().until(port.ready)
             ctx.set(port.valid, 0)
 
@@ -40,7 +42,7 @@ def monitor(port, count: int, got: list, rng: np.random.Generator, stall: float)
             ctx.set(port.ready, ready)
             _, _, valid, payload = await ctx.tick().sample(port.valid, port.payload)
             if ready and valid:
-                got.append((int(payload.data), int(payload.last)))
+                got.append((payload.data.as_bits(), int(payload.last)))
         ctx.set(port.ready, 0)
 
     return tb

@@ -25,6 +25,7 @@ from fredfab.hw.adder import (
     canonical_nan,
     element_width,
 )
+from fredfab.hw.flit import flit_layout
 from fredfab.model import golden
 from fredfab.model.dtypes import ELEMENT_TYPES, from_bits, to_bits
 from fredfab.sim.verify.toolchain import ToolMissing
@@ -402,3 +403,12 @@ def test_generic_float_adder_exhaustive_on_float8(request, name):
     _require_slow(request)
     res = _verilator_or_skip(exhaustive_check, FORMATS[name])
     assert res.count == 0, res.describe(FORMATS[name])
+
+
+def test_lane_adder_lanes_are_the_flits_lanes():
+    """The uSwitch feeds a LaneAdder straight from a flit's data: same lanes, same bits."""
+    adder = LaneAdder("bf16", 3)
+    data = flit_layout(16, 3)["data"].shape
+    assert adder.layout == data
+    assert [data[i].offset for i in range(3)] == [0, 16, 32]  # lane 0 in the LSBs
+    assert len(adder.a) == len(adder.s) == data.size == 48

@@ -18,9 +18,9 @@ from fredfab.hw.manifest import generate, load_manifest, manifest
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
 from fredfab.hw.uswitch import USwitch
+from fredfab.model.arches import build_topology
 from fredfab.model.config import ConfigError, Configuration, check_node_codes
 from fredfab.model.flow import Flow
-from fredfab.model.graph import build_topology
 from fredfab.model.router import route
 from fredfab.sim.verify.example_tb.render import (
     RouteError,

@@ -5,9 +5,11 @@ import json
 import re
 
 import pytest
+from amaranth.hdl import Fragment
 
-from fredfab.hw.manifest import generate, load_manifest
+from fredfab.hw.manifest import generate, load_manifest, manifest
 from fredfab.hw.params import SwitchParams
+from fredfab.hw.switch import FredSwitch
 from fredfab.model.config import Configuration
 from fredfab.model.topology import Topology
 from fredfab.sim.cli import main
@@ -104,3 +106,28 @@ def test_emit_config_words_load_back(tmp_path):
     assert [int(w, 16) for w in data["words"]] == words
     config = Configuration.from_words(topo, words, 32)
     assert config.codes == Configuration.from_json(json.dumps(data["config"])).codes
+
+
+@pytest.mark.parametrize(
+    "params",
+    VARIANTS + [SwitchParams(ports=5, lanes=2, dtype="bf16", arch="xbar")],
+    ids=lambda p: p.name,
+)
+def test_manifest_config_fields_are_the_rtl_configuration_layout(params):
+    """Every field the manifest publishes is where the uSwitch's code field sits in the
+    interconnect's configuration input (and in the control unit's active register)."""
+    switch = FredSwitch(params)
+    info = manifest(switch)
+    fields = info["config_fields"]
+    assert fields == switch.topology.config_layout.to_list()
+    assert sum(f["width"] for f in fields) == info["config"]["config_bits"]
+    for layout in (switch.interconnect.config.shape(), switch.control.active.shape()):
+        assert layout.size == info["config"]["config_bits"]
+        seen = set()
+        for f in fields:
+            node = layout[f["name"]]
+            code = node.shape[f["output"]]
+            assert (node.offset + code.offset, code.width) == (f["lsb"], f["width"]), f
+            seen.add((f["name"], f["output"]))
+        assert seen == {(name, q) for name, node in layout for q, _ in node.shape}
+    Fragment.get(switch, None)  # elaborated, as generate() would (an unused one warns)

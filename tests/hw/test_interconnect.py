@@ -23,7 +23,9 @@ def run_interconnect(params, routing, traffic, seed, idle, stall, timeout_cycles
     rngs = np.random.default_rng(seed).spawn(2 * params.ports)
 
     async def configure(ctx):
-        ctx.set(dut.config, routing.config.to_bits())
+        # The raw bit vector, as the control unit drives it: the uSwitches find their codes
+        # in it through the field layout.
+        ctx.set(dut.config.as_value(), routing.config.to_bits())
 
     sim.add_testbench(configure)
     for p, flits in traffic.send.items():
