@@ -20,6 +20,7 @@ from fredfab.hw.switch import FredSwitch
 from fredfab.hw.uswitch import USwitch
 from fredfab.model.arches import build_topology
 from fredfab.model.config import ConfigError, Configuration, check_node_codes
+from fredfab.model.config_layout import ConfigLayout
 from fredfab.model.flow import Flow
 from fredfab.model.router import route
 from fredfab.sim.verify.example_tb.render import (
@@ -30,6 +31,12 @@ from fredfab.sim.verify.example_tb.render import (
 )
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _flit(port, data: int, last: int) -> dict:
+    """A payload for ``port`` from the lanes' raw bits (lane 0 least significant)."""
+    lanes = port.payload.shape()["data"].shape  # the flit's lane layout (hw/flit.py)
+    return {"data": lanes.from_bits(data), "last": last}
 
 
 def _representative_nodes() -> list:
@@ -113,7 +120,7 @@ async def _stream(ctx, dut, send: dict, recv, cycles: int):
             live = idx[p] < len(flits)
             ctx.set(dut.i[p].valid, live)
             if live:
-                ctx.set(dut.i[p].payload, {"data": flits[idx[p]][0], "last": flits[idx[p]][1]})
+                ctx.set(dut.i[p].payload, _flit(dut.i[p], *flits[idx[p]]))
         s = await ctx.tick().sample(
             *[dut.i[p].ready for p in send],
             *[dut.o[q].valid for q in ports],
@@ -127,7 +134,7 @@ async def _stream(ctx, dut, send: dict, recv, cycles: int):
                 idx[p] += 1
         for q in ports:
             if valids[q] and q in got:
-                got[q].append((int(payloads[q].data), int(payloads[q].last)))
+                got[q].append((payloads[q].data.as_bits(), int(payloads[q].last)))
             elif valids[q]:
                 strays.add(q)
     for p in send:
@@ -186,7 +193,8 @@ def test_every_allowed_code_does_what_the_contract_says(node):
     sc = contract["source_codes"]
     reducing = contract["kinds"][node.kind.value]["reducing"]
     lanes, bits = 2, 8
-    usw = USwitch(node, flit_stream(lanes * bits), "int8", lanes)
+    fields = ConfigLayout.of_nodes([node]).node_fields(node.index)
+    usw = USwitch(node, fields, flit_stream(bits, lanes), "int8", lanes)
     sim = Simulator(usw)
     sim.add_clock(1e-8)
     tuples = [
@@ -207,12 +215,12 @@ def test_every_allowed_code_does_what_the_contract_says(node):
         for o in usw.o:
             ctx.set(o.ready, 1)
         for codes in tuples:
-            ctx.set(usw.codes, sum(c << (q * node.code_bits) for q, c in enumerate(codes)))
+            ctx.set(usw.codes, dict(enumerate(codes)))
             for both_valid in (True, False):
                 for i, port in enumerate(usw.i):
                     # Second pass: input 1 idle, so a sum has one operand only.
                     ctx.set(port.valid, both_valid or i != 1)
-                    ctx.set(port.payload, {"data": data[i], "last": lasts[i]})
+                    ctx.set(port.payload, _flit(port, data[i], lasts[i]))
                 for q, c in enumerate(codes):
                     valid, payload = ctx.get(usw.o[q].valid), ctx.get(usw.o[q].payload)
                     if c == sc["none"]:
@@ -220,12 +228,12 @@ def test_every_allowed_code_does_what_the_contract_says(node):
                     elif c == sum_code:
                         assert valid == both_valid, (codes, q)  # a join waits for both
                         if valid:
-                            assert int(payload.data) == wrapped_sum, (codes, q)
+                            assert payload.data.as_bits() == wrapped_sum, (codes, q)
                             assert int(payload.last) == lasts[sc["sum_operands"][0]]
                     else:
                         i = c - sc["input_offset"]
                         assert valid == (both_valid or i != 1), (codes, q)
-                        assert (int(payload.data), int(payload.last)) == (data[i], lasts[i])
+                        assert (payload.data.as_bits(), int(payload.last)) == (data[i], lasts[i])
                 direct = {c - sc["input_offset"] for c in codes if c not in (sc["none"], sum_code)}
                 in_sum = sum_code is not None and sum_code in codes
                 for i, port in enumerate(usw.i):
@@ -373,7 +381,7 @@ def test_unused_input_is_never_ready_and_holds_select_off():
         out["run"] = await _stream(ctx, dut, send, [1], 50)
         # Port 3 keeps offering its flit while the phase change is requested.
         ctx.set(dut.i[3].valid, 1)
-        ctx.set(dut.i[3].payload, {"data": 5, "last": 1})
+        ctx.set(dut.i[3].payload, _flit(dut.i[3], 5, 1))
         out["held"] = await _select(ctx, dut, 0, limit=200)
         out["reconfiguring"] = ctx.get(dut.reconfiguring)
         ctx.set(dut.i[3].valid, 0)  # withdrawn: the change completes
