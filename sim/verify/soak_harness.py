@@ -168,13 +168,15 @@ def offer_pattern(mode: int, state: Value) -> Value:
 
 
 class Generator(wiring.Component):
-    """The traffic of input ``port`` (of flow ``flow_id``) with idle pattern ``port % 3``."""
+    """The traffic of input ``port`` (of flow ``flow_id``) with idle pattern ``port % 3``:
+    random bits over the whole flit, lanes of ``element_bits``."""
 
-    def __init__(self, data_width: int, port: int, flow_id: int) -> None:
+    def __init__(self, data_width: int, element_bits: int, port: int, flow_id: int) -> None:
+        if data_width % element_bits:
+            raise ValueError(f"data width {data_width} is not a multiple of {element_bits}")
         self.data_width, self.port, self.flow_id = data_width, port, flow_id
-        super().__init__(
-            {"running": In(1), "mix_key": In(data_width), "o": Out(flit_stream(data_width))}
-        )
+        flit = flit_stream(element_bits, data_width // element_bits)
+        super().__init__({"running": In(1), "mix_key": In(data_width), "o": Out(flit)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -226,14 +228,14 @@ class Checker(wiring.Component):
             raise ValueError("a checked output needs both its flow's inputs and the flow id")
         self.data_width, self.element_bits = data_width, element_bits
         self.port, self.inputs, self.flow_id = port, tuple(sorted(inputs)), flow_id
-        flit = flit_layout(data_width)
+        self.flit = flit = flit_layout(element_bits, data_width // element_bits)
         super().__init__(
             {
                 "running": In(1),
                 "mix_key": In(data_width),
                 "fault": In(1),  # flip bit 0 of the flit whose index is fault_index
                 "fault_index": In(COUNT_BITS),
-                "i": In(flit_stream(data_width)),
+                "i": In(flit_stream(element_bits, data_width // element_bits)),
                 "report": Out(report_signature(flit.size)),
             }
         )
@@ -272,11 +274,11 @@ class Checker(wiring.Component):
             refs.append(data)
         m.submodules.last = last_seq = XorShift64(seed("last", self.flow_id))
         m.d.comb += last_seq.advance.eq(fire)
-        expected = Signal(flit_layout(self.data_width))
+        expected = Signal(self.flit)
         eb = self.element_bits
         for lane in range(self.data_width // eb):
             terms = [r[lane * eb : (lane + 1) * eb] for r in refs]
-            m.d.comb += expected.data[lane * eb : (lane + 1) * eb].eq(sum(terms))  # wraps
+            m.d.comb += expected.data[lane].eq(sum(terms))  # wraps
         m.d.comb += expected.last.eq(first_of_packet(last_seq.value))
         got = Signal.like(self.report.got)
         m.d.comb += [
@@ -409,7 +411,7 @@ class SoakHarness(wiring.Component):
         for q in range(p.ports):
             g = None
             if q in owner_in:
-                g = Generator(p.data_width, q, flow_id[owner_in[q]])
+                g = Generator(p.data_width, p.element.bits, q, flow_id[owner_in[q]])
                 m.submodules[f"gen{q}"] = g
                 m.d.comb += [g.running.eq(running), g.mix_key.eq(key)]
                 gens.append(g)

@@ -32,12 +32,13 @@ def measure(params: SwitchParams, flows, n_flits: int = 24):
         ctx.set(dut.select.valid, 0)
         for p in outs:
             ctx.set(dut.o[p].ready, 1)
+        lanes = dut.i[0].payload.shape()["data"].shape  # the flit's lane layout (hw/flit.py)
         sent = 0
         cycle = 0
         while any(len(v) < n_flits for v in record["out"].values()):
             for p in ins:
                 ctx.set(dut.i[p].valid, sent < n_flits)
-                ctx.set(dut.i[p].payload, {"data": sent + 1, "last": 0})
+                ctx.set(dut.i[p].payload, {"data": lanes.from_bits(sent + 1), "last": 0})
             sample = await ctx.tick().sample(
                 *[dut.i[p].ready for p in ins], *[dut.o[p].valid for p in outs]
             )

@@ -71,7 +71,7 @@ def test_xorshift64_advances_only_when_asked():
 def test_generator_sends_its_sequence_and_holds_valid(port):
     width, n = 80, 60
     m = Module()
-    m.submodules.gen = gen = Generator(width, port, flow_id=3)
+    m.submodules.gen = gen = Generator(width, 16, port, flow_id=3)
     key = Signal(width, init=mix_key(width))
     m.d.comb += gen.mix_key.eq(key)
     got, offered = [], []
@@ -83,7 +83,7 @@ def test_generator_sends_its_sequence_and_holds_valid(port):
             ready = cycle % 3 != 1  # backpressure one cycle in three
             ctx.set(gen.o.ready, ready)
             _, _, valid, payload = await ctx.tick().sample(gen.o.valid, gen.o.payload)
-            flit = (int(payload.data), int(payload.last))
+            flit = (payload.data.as_bits(), int(payload.last))
             if offered and offered[-1] is not None:  # a waiting flit stays put
                 assert valid and flit == offered[-1]
             offered.append(flit if valid and not ready else None)
@@ -106,6 +106,8 @@ def _check(inputs: list[int], send: list[tuple[int, int]], fault_index: int | No
     m.d.comb += chk.mix_key.eq(key)
     flagged, done = [], []
 
+    lanes = chk.flit["data"].shape  # the flit's lane layout (hw/flit.py)
+
     async def tb(ctx):
         ctx.set(chk.running, 1)
         if fault_index is not None:
@@ -113,7 +115,7 @@ def _check(inputs: list[int], send: list[tuple[int, int]], fault_index: int | No
             ctx.set(chk.fault_index, fault_index)
         for k, (data, last) in enumerate(send):
             ctx.set(chk.i.valid, 1)
-            ctx.set(chk.i.payload, {"data": data, "last": last})
+            ctx.set(chk.i.payload, {"data": lanes.from_bits(data), "last": last})
             await ctx.tick().until(chk.i.ready)
             if ctx.get(chk.report.count) != k + 1:
                 flagged.append(-1)
@@ -169,7 +171,7 @@ def test_silent_output_flags_every_flit():
     async def tb(ctx):
         ctx.set(chk.running, 1)
         ctx.set(chk.i.valid, 1)
-        ctx.set(chk.i.payload, {"data": 5, "last": 0})
+        ctx.set(chk.i.payload, {"data": chk.flit["data"].shape.from_bits(5), "last": 0})
         _, _, fire, bad = await ctx.tick().sample(chk.report.fire, chk.report.bad)
         assert fire and bad
 
