@@ -102,7 +102,7 @@ def _soak_rows(quick: bool) -> list[dict]:
 def _pytest(args: list[str], env: dict) -> dict:
     t0 = time.perf_counter()
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/sim/test_cosim.py", "-q", "-n", "2", *args],
+        [sys.executable, "-m", "pytest", "tests/sim/verify/test_cosim.py", "-q", "-n", "2", *args],
         cwd=REPO,
         env=env,
         capture_output=True,
