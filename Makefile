@@ -4,7 +4,7 @@ PY      := .venv/bin/python
 STAMP   := .venv/.installed
 EXTRAS  := hw,plot,dev
 
-.PHONY: demo test bench verilog lint clean
+.PHONY: demo test bench bench-quick verilog lint clean
 
 $(STAMP): pyproject.toml
 	@scripts/bootstrap.sh "$(EXTRAS)"
@@ -13,11 +13,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m fredfab.sim.cli.demo
 
+# --durations: every run ends with its slowest tests. Under CI (CI=true) tests/conftest.py
+# adds a seed-chosen slice of the slow suite (README, "Tests").
 test: $(STAMP)
-	$(PY) -m pytest -n auto -q
+	$(PY) -m pytest -n auto -q --durations=15
 
+# `make bench QUICK=1` (or `make bench-quick`): fewer repeats and sizes.
 bench: $(STAMP)
-	$(PY) -m fredfab.sim.bench
+	$(PY) -m fredfab.sim.bench $(if $(QUICK),--quick)
+
+bench-quick: $(STAMP)
+	$(PY) -m fredfab.sim.bench --quick
 
 verilog: $(STAMP)
 	.venv/bin/fred generate --ports 8 --m 3 --lanes 4 --dtype bf16

@@ -46,7 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    names = sorted(m.name for m in pkgutil.iter_modules(benches.__path__))
+    # Every module of the package is a benchmark, except this one (__main__) and private ones.
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(benches.__path__) if not m.name.startswith("_")
+    )
     unknown = set(args.only or ()) - set(names)
     if unknown:
         print(
@@ -54,9 +57,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    for name in names:
-        if args.only and name not in args.only:
-            continue
+    chosen = [n for n in names if not args.only or n in args.only]
+    started = time.perf_counter()
+    for i, name in enumerate(chosen, 1):
+        # Progress goes out at once (flush): a benchmark can take minutes, and a piped
+        # stdout would otherwise hold every line until the end.
+        print(f"[{i}/{len(chosen)}] {name}: started at {time.strftime('%H:%M:%S')}", flush=True)
         module = importlib.import_module(f"fredfab.sim.bench.{name}")
         t0 = time.perf_counter()
         rows = module.run(quick=args.quick)
@@ -65,12 +71,15 @@ def main(argv: list[str] | None = None) -> int:
             "bench": name,
             "host": platform.node(),
             "python": platform.python_version(),
+            "quick": args.quick,
             "wall_seconds": wall,
             "rows": rows,
         }
         (out / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
-        print(f"\n== {name} ({wall:.1f} s) -> {out / (name + '.json')}")
-        print(format_table(rows))
+        print(f"[{i}/{len(chosen)}] {name}: done in {wall:.1f} s -> {out / (name + '.json')}")
+        print(format_table(rows), flush=True)
+    total = time.perf_counter() - started
+    print(f"\n{len(chosen)} benchmark(s) in {total:.0f} s", flush=True)
     return 0
 
 

@@ -28,7 +28,6 @@ from fredfab.hw.adder import (
 from fredfab.hw.flit import flit_layout
 from fredfab.model import golden
 from fredfab.model.dtypes import ELEMENT_TYPES, from_bits, to_bits
-from fredfab.sim.verify.toolchain import ToolMissing
 from tests.hw.adder_harness import (
     BUILD_ROOT,
     FORMATS,
@@ -325,20 +324,18 @@ def test_operand_generator_reaches_the_corners(name):
 # Verilog
 
 
-def _lint_or_skip(text, where):
-    try:
-        return lint_verilog(text, where)
-    except ToolMissing as e:
-        pytest.skip(str(e))
+# A missing Verilator (needs mark) or C++ toolchain (ToolMissing) skips these tests, or fails
+# them under CI: tests/conftest.py decides.
 
 
+@pytest.mark.needs("verilator")
 @pytest.mark.parametrize("name", INTS + FLOATS)
 def test_verilog_converts_and_lints_clean(name):
     """verilator --lint-only -Wall finds nothing beyond the waivers lint_verilog explains."""
     for dut, top in ((ElementAdder(name), f"adder_{name}"), (LaneAdder(name, 3), f"lanes_{name}")):
         text = verilog.convert(dut, name=top)  # warnings are errors in this suite
         assert f"module {top}(" in text
-        problems = _lint_or_skip(text, BUILD_ROOT / "lint" / name)
+        problems = lint_verilog(text, BUILD_ROOT / "lint" / name)
         assert not problems, "\n".join(problems)
 
 
@@ -349,23 +346,18 @@ class _IgnoresTopBitOfA(IntAdder):
         return m
 
 
+@pytest.mark.needs("verilator")
 def test_lint_reports_an_ignored_input_bit():
     """The UNUSEDSIGNAL waiver must not hide an operand bit that the logic ignores."""
     text = verilog.convert(_IgnoresTopBitOfA(8), name="bad_adder")
-    problems = _lint_or_skip(text, BUILD_ROOT / "lint" / "bad")
+    problems = lint_verilog(text, BUILD_ROOT / "lint" / "bad")
     assert any("UNUSEDSIGNAL" in p and "'a'" in p for p in problems), problems
 
 
-def _verilator_or_skip(fn, *args):
-    try:
-        return fn(*args)
-    except ToolMissing as e:
-        pytest.skip(str(e))
-
-
+@pytest.mark.needs("verilator")
 def test_verilator_million_fp16_pairs():
     """A million edge-heavy fp16 pairs through the converted Verilog (Verilator)."""
-    res = _verilator_or_skip(sample_check, FORMATS["fp16"], 1_000_000, 2024)
+    res = sample_check(FORMATS["fp16"], 1_000_000, 2024)
     assert res.count == 0, res.describe(FORMATS["fp16"])
 
 
@@ -373,35 +365,29 @@ def test_verilator_million_fp16_pairs():
 # Slow: bulk and exhaustive checks through Verilator
 
 
-def _require_slow(request):
-    # pyproject registers the marker but does not deselect it by default; do it here.
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("slow check: run with -m slow")
-
-
 @pytest.mark.slow
+@pytest.mark.needs("verilator")
 @pytest.mark.parametrize("name", ["bf16", "fp32", *INTS])
-def test_verilator_million_pairs(request, name):
-    _require_slow(request)
-    res = _verilator_or_skip(sample_check, FORMATS[name], 1_000_000, 2024)
+def test_verilator_million_pairs(name):
+    res = sample_check(FORMATS[name], 1_000_000, 2024)
     assert res.count == 0, res.describe(FORMATS[name])
 
 
 @pytest.mark.slow
+@pytest.mark.needs("verilator")
 @pytest.mark.parametrize("name", ["fp16", "bf16"])
-def test_exhaustive_every_pair(request, name):
+def test_exhaustive_every_pair(name):
     """All 2^32 operand pairs (a few minutes each with two cores)."""
-    _require_slow(request)
-    res = _verilator_or_skip(exhaustive_check, FORMATS[name])
+    res = exhaustive_check(FORMATS[name])
     assert res.count == 0, res.describe(FORMATS[name])
 
 
 @pytest.mark.slow
+@pytest.mark.needs("verilator")
 @pytest.mark.parametrize("name", ["e5m2", "e4m3", "e3m4"])
-def test_generic_float_adder_exhaustive_on_float8(request, name):
+def test_generic_float_adder_exhaustive_on_float8(name):
     """FloatAdder at other (exponent, mantissa) sizes: every pair of three float8 formats."""
-    _require_slow(request)
-    res = _verilator_or_skip(exhaustive_check, FORMATS[name])
+    res = exhaustive_check(FORMATS[name])
     assert res.count == 0, res.describe(FORMATS[name])
 
 

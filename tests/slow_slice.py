@@ -1,0 +1,148 @@
+"""Which part of the slow suite a CI run adds: one shard, chosen by a seed.
+
+The slow tests (``-m slow``) are split into K shards of about equal estimated time, K being
+the smallest count whose shards fit the budget; seed S runs shard S mod K. The split depends
+only on the collected tests, the estimates and the budget, not on the seed, so K successive
+seeds run every slow test once. The default seed is the UTC day number: one shard a day, the
+whole slow suite every K days, and a failing day's shard reruns with FRED_SLOW_SEED=S.
+
+FRED_SLOW_BUDGET is the slice's size: seconds of test time (summed over workers, as a lone
+worker would spend them on the reference machine), or, when at most 1, a fraction of the
+whole slow suite's estimate. The estimates are durations measured on that machine (README,
+"Tests"); a test they do not cover counts as DEFAULT_SECONDS.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+#: Default budget (seconds of test time). It makes two shards of the slow suite (about
+#: 2800 s in all), each adding about 12 minutes to `make test` on two cores; README, "Tests".
+DEFAULT_BUDGET = 1500.0
+#: Estimate of a slow test that ESTIMATES does not know.
+DEFAULT_SECONDS = 60.0
+
+
+def _ports(params: str) -> int:
+    """P of a parametrisation id: ``16-3-xbar-fp32`` or ``fred_clos_p16_m3_l2_fp32_r1-icarus``."""
+    m = re.search(r"_p(\d+)_", params) or re.match(r"(\d+)-", params)
+    return int(m.group(1)) if m else 8
+
+
+# The estimates are CPU seconds (the test process and the simulators and compilers it runs)
+# measured on samples of each parametrisation on a shared two-core machine, with cold
+# build caches, fitted in P: P = 2, 8, 16 of the cross product (0.3, 4.2, 21 s), P = 2 and
+# 16 on Icarus (0.8, 29 s), P = 7 and 16 on Verilator (73, 129 s), 1/64 of the fp16
+# and bf16 exhaustive sweeps (3.7, 2.7 s) and their harness builds (8 s).
+
+
+def _cross_product(params: str) -> float:
+    return 0.5 + 0.08 * _ports(params) ** 2
+
+
+def _cosim(params: str) -> float:
+    """Build and scenarios of one variant: Verilator's C++ build dominates its time."""
+    p2 = _ports(params) ** 2
+    return 45.0 + 0.4 * p2 if params.endswith("verilator") else 1.0 + 0.12 * p2
+
+
+#: Test function name -> estimated seconds from its parametrisation id.
+ESTIMATES: dict[str, Callable[[str], float]] = {
+    "test_full_cross_product": _cross_product,
+    "test_wide_sweep": _cosim,
+    "test_every_pattern_on_one_variant": _cosim,
+    "test_verilator_million_pairs": lambda params: 15.0,
+    "test_exhaustive_every_pair": lambda params: 250.0 if params == "fp16" else 190.0,
+    "test_generic_float_adder_exhaustive_on_float8": lambda params: 10.0,
+}
+
+
+def estimate(nodeid: str) -> float:
+    """Estimated seconds of one slow test, from its node id."""
+    name = nodeid.rpartition("::")[2]
+    func, _, params = name.partition("[")
+    rule = ESTIMATES.get(func)
+    return float(rule(params.rstrip("]"))) if rule else DEFAULT_SECONDS
+
+
+@dataclass(frozen=True)
+class Slice:
+    seed: int
+    shard: int
+    shards: int
+    chosen: tuple[str, ...]
+    total: int
+    chosen_seconds: float
+    total_seconds: float
+
+    def describe(self) -> str:
+        return (
+            f"slow slice seed {self.seed}: {len(self.chosen)} of {self.total} slow tests "
+            f"(shard {self.shard} of {self.shards}, about {self.chosen_seconds:.0f} of "
+            f"{self.total_seconds:.0f} s estimated; FRED_SLOW_SEED={self.seed} reruns it)"
+        )
+
+
+def partition(nodeids: Sequence[str], shards: int) -> list[list[str]]:
+    """Longest estimate first, each test to the shard with the least time so far; ties by a
+    stable digest of the id, so the split is the same in every process."""
+    order = sorted(nodeids, key=lambda n: (-estimate(n), zlib.crc32(n.encode()), n))
+    bins: list[list[str]] = [[] for _ in range(shards)]
+    loads = [0.0] * shards
+    for nodeid in order:
+        i = min(range(shards), key=lambda k: (loads[k], k))
+        bins[i].append(nodeid)
+        loads[i] += estimate(nodeid)
+    return bins
+
+
+def choose(nodeids: Sequence[str], seed: int, budget: float) -> Slice:
+    """The shard of ``nodeids`` that ``seed`` selects, shards being at most ``budget`` seconds
+    each where possible (a test longer than the budget gets a shard of its own)."""
+    ids = sorted(set(nodeids))
+    total = sum(estimate(n) for n in ids)
+    shards = max(1, min(len(ids), math.ceil(total / budget)))
+    if ids:
+        while shards < len(ids):
+            if max(sum(estimate(n) for n in b) for b in partition(ids, shards)) <= budget:
+                break
+            shards += 1
+    bins = partition(ids, shards)
+    shard = seed % shards
+    chosen = tuple(sorted(bins[shard]))
+    return Slice(
+        seed=seed,
+        shard=shard,
+        shards=shards,
+        chosen=chosen,
+        total=len(ids),
+        chosen_seconds=sum(estimate(n) for n in chosen),
+        total_seconds=total,
+    )
+
+
+def seed_from(environ: Mapping[str, str], now: float | None = None) -> int:
+    """FRED_SLOW_SEED if set, else the UTC day number (days since 1970-01-01)."""
+    text = environ.get("FRED_SLOW_SEED", "").strip()
+    if text:
+        return int(text)
+    return int((time.time() if now is None else now) // 86400)
+
+
+def budget_seconds(environ: Mapping[str, str], nodeids: Sequence[str]) -> float:
+    """FRED_SLOW_BUDGET in seconds (a value of at most 1 is a fraction of the whole slow
+    suite's estimate), else DEFAULT_BUDGET."""
+    text = environ.get("FRED_SLOW_BUDGET", "").strip()
+    if not text:
+        return DEFAULT_BUDGET
+    value = float(text)
+    if value <= 0:
+        raise ValueError(f"FRED_SLOW_BUDGET must be positive, got {text!r}")
+    if value <= 1:
+        return value * sum(estimate(n) for n in set(nodeids))
+    return value

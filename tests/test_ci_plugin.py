@@ -1,0 +1,135 @@
+"""The suite's own rules (tests/conftest.py): missing simulators fail under CI, and the slow
+slice rotates through the whole slow suite."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from fredfab.sim.verify.toolchain import ToolMissing
+from tests import conftest, simulators
+from tests.slow_slice import budget_seconds, choose, estimate, partition, seed_from
+
+
+@pytest.fixture
+def no_icarus(monkeypatch):
+    monkeypatch.setitem(simulators.TOOLS, "icarus", lambda: False)
+    monkeypatch.setitem(simulators.TOOLS, "verilator", lambda: True)
+
+
+@pytest.mark.parametrize("value", ["true", "1", "yes", "True"])
+def test_missing_simulator_fails_under_ci(no_icarus, monkeypatch, value):
+    monkeypatch.setenv("CI", value)
+    with pytest.raises(pytest.fail.Exception, match="not installed: icarus.*CI is set"):
+        simulators.require("icarus", "verilator")
+
+
+@pytest.mark.parametrize("value", [None, "", "false", "0", "no"])
+def test_missing_simulator_skips_outside_ci(no_icarus, monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", value)
+    with pytest.raises(pytest.skip.Exception, match="not installed: icarus"):
+        simulators.require("icarus")
+
+
+def test_installed_simulators_pass_and_unknown_names_are_errors(no_icarus, monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    simulators.require("verilator")  # installed: neither skip nor fail
+    with pytest.raises(ValueError, match="iverilog"):
+        simulators.require("iverilog")
+
+
+class _Item:
+    def __init__(self, *tools: str):
+        self._marks = [pytest.mark.needs(*tools).mark]
+
+    def iter_markers(self, name):
+        return iter(m for m in self._marks if m.name == name)
+
+
+def test_needs_mark_is_checked_before_the_test(no_icarus, monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    conftest.pytest_runtest_setup(_Item("verilator"))
+    with pytest.raises(pytest.fail.Exception):
+        conftest.pytest_runtest_setup(_Item("icarus"))
+
+
+@pytest.mark.parametrize(
+    "ci,outcome", [("true", pytest.fail.Exception), ("", pytest.skip.Exception)]
+)
+def test_tool_missing_raised_by_a_test_fails_under_ci(monkeypatch, ci, outcome):
+    monkeypatch.setenv("CI", ci)
+    call = conftest.pytest_runtest_call(_Item())
+    next(call)
+    with pytest.raises(outcome, match="no c\\+\\+"):
+        call.throw(ToolMissing("no c++"))
+
+
+# --------------------------------------------------------------------------------------------
+# Slow slice
+
+IDS = [f"tests/hw/test_switch.py::test_full_cross_product[{P}-3-clos-int8]" for P in range(2, 17)]
+IDS += [
+    f"tests/sim/verify/test_cosim.py::test_wide_sweep[fred_clos_p{P}_m2_l1_int8_r1-{sim}]"
+    for P in (2, 7, 16)
+    for sim in ("icarus", "verilator")
+]
+IDS += ["tests/hw/test_adder.py::test_exhaustive_every_pair[fp16]", "tests/x.py::test_unknown"]
+
+
+def test_estimates_grow_with_ports_and_cover_unknown_tests():
+    assert estimate(IDS[14]) > estimate(IDS[0]) > 0  # P = 16 against P = 2
+    assert estimate("tests/x.py::test_unknown") > 0
+
+
+@pytest.mark.parametrize("budget", [300.0, 900.0, 1e9])
+def test_successive_seeds_run_every_slow_test_once(budget):
+    first = choose(IDS, 0, budget)
+    k = first.shards
+    slices = [choose(IDS, seed, budget) for seed in range(100, 100 + k)]
+    runs = [n for s in slices for n in s.chosen]
+    assert sorted(runs) == sorted(IDS)  # each exactly once over k successive seeds
+    assert choose(IDS, 100 + k, budget).chosen == slices[0].chosen  # then it repeats
+    longest = max(estimate(n) for n in IDS)
+    for s in slices:
+        assert s.chosen_seconds <= max(budget, longest)
+    assert (k == 1) == (budget >= sum(estimate(n) for n in IDS))
+
+
+def test_slice_does_not_depend_on_collection_order():
+    assert choose(IDS, 7, 600).chosen == choose(list(reversed(IDS)), 7, 600).chosen
+
+
+def test_partition_balances_the_estimates():
+    bins = partition(IDS, 3)
+    loads = sorted(sum(estimate(n) for n in b) for b in bins)
+    assert loads[-1] - loads[0] <= max(estimate(n) for n in IDS)
+
+
+def test_describe_names_seed_and_counts():
+    text = choose(IDS, 12, 600).describe()
+    assert text.startswith(f"slow slice seed 12: {len(choose(IDS, 12, 600).chosen)} of {len(IDS)}")
+    assert "FRED_SLOW_SEED=12" in text
+
+
+def test_seed_and_budget_from_the_environment():
+    assert seed_from({"FRED_SLOW_SEED": "42"}) == 42
+    assert seed_from({}, now=86400 * 3 + 5) == 3  # the UTC day number
+    total = sum(estimate(n) for n in IDS)
+    assert budget_seconds({"FRED_SLOW_BUDGET": "0.25"}, IDS) == pytest.approx(total / 4)
+    assert budget_seconds({"FRED_SLOW_BUDGET": "900"}, IDS) == 900
+    assert budget_seconds({}, IDS) > 1
+    with pytest.raises(ValueError):
+        budget_seconds({"FRED_SLOW_BUDGET": "-3"}, IDS)
+
+
+@pytest.mark.parametrize(
+    "args,explicit",
+    [((), False), (("-n", "2", "tests/hw"), False), (("-m", "slow"), True), (("-mslow",), True)],
+)
+def test_an_explicit_marker_expression_turns_the_slice_off(args, explicit):
+    config = SimpleNamespace(invocation_params=SimpleNamespace(args=args))
+    assert conftest._explicit_m(config) is explicit
