@@ -10,7 +10,6 @@ import pytest
 from fredfab.hw.manifest import generate
 from fredfab.hw.params import SwitchParams
 from fredfab.sim.verify.example_tb import render, run
-from fredfab.sim.verify.toolchain import have_icarus
 
 
 def test_renderer_reads_nothing_but_the_manifest():
@@ -21,7 +20,7 @@ def test_renderer_reads_nothing_but_the_manifest():
     assert modules == {"__future__", "argparse", "json", "sys", "pathlib"}
 
 
-@pytest.mark.skipif(not have_icarus(), reason="Icarus Verilog not installed")
+@pytest.mark.needs("icarus")
 def test_example_bench_passes_and_a_wrong_expectation_fails(tmp_path):
     params = SwitchParams(ports=5, m=3, lanes=2, dtype="int16")
     _, j_path = generate(params, tmp_path / "rtl")

