@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
-from fredfab.sim.cli.output import atomic_path, check_plot_path
+from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import format_compare_table, plot_compare
 from fredfab.sim.engines.training import DEFAULT_FABRICS, compare
 
@@ -39,18 +38,4 @@ def run(args: argparse.Namespace) -> int:
         npu=npu_from(args),
         **overrides(args),
     )
-    plot = None
-    if not args.no_plot:
-        out = Path(args.output or PLOT_FOLDER / f"{res.workload}.{args.format}")
-        with atomic_path(out) as tmp:
-            plot_compare(res, tmp)
-        plot = out
-    if args.json:
-        d = res.to_dict()
-        d["plot"] = str(plot) if plot else None
-        print(json.dumps(d, indent=1))
-        return 0
-    print(format_compare_table(res))
-    if plot:
-        print(f"plot: {plot}")
-    return 0
+    return print_with_plot(args, res, PLOT_FOLDER, plot_compare, format_compare_table)

@@ -9,10 +9,11 @@ a half-written file, and a failed check never leaves a new folder behind.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -115,3 +116,29 @@ def staged_folder(folder: str | Path) -> Iterator[Path]:
             os.replace(f, target / f.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_with_plot(
+    args,
+    result,
+    default_folder: Path,
+    plot: Callable[[object, Path], object],
+    table: Callable[[object], str],
+) -> int:
+    """The end of a training command: the plot (unless --no-plot) written atomically to -o or
+    ``default_folder/<workload>.<format>``, then the result as JSON or as a table."""
+    written = None
+    if not args.no_plot:
+        out = Path(args.output or default_folder / f"{result.workload}.{args.format}")
+        with atomic_path(out) as tmp:
+            plot(result, tmp)
+        written = out
+    if args.json:
+        d = result.to_dict()
+        d["plot"] = str(written) if written else None
+        print(json.dumps(d, indent=1))
+        return 0
+    print(table(result))
+    if written:
+        print(f"plot: {written}")
+    return 0

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from fredfab.model.training.workload import load_workload
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import JOBS, bounded_int, span
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
-from fredfab.sim.cli.output import atomic_path, check_plot_path
+from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import Progress, format_sweep_table, plot_sweep
 from fredfab.sim.cli.scheduler import check_scheduler
 from fredfab.sim.engines.training import DEFAULT_FABRICS, sweep
@@ -68,18 +67,4 @@ def run(args: argparse.Namespace) -> int:
     if not res.estimates:
         reason = res.invalid[0][1] if res.invalid else "no strategy"
         raise UserError(f"no strategy applies to {res.workload}: {reason}")
-    plot = None
-    if not args.no_plot:
-        out = Path(args.output or PLOT_FOLDER / f"{res.workload}.{args.format}")
-        with atomic_path(out) as tmp:
-            plot_sweep(res, tmp)
-        plot = out
-    if args.json:
-        d = res.to_dict()
-        d["plot"] = str(plot) if plot else None
-        print(json.dumps(d, indent=1))
-        return 0
-    print(format_sweep_table(res))
-    if plot:
-        print(f"plot: {plot}")
-    return 0
+    return print_with_plot(args, res, PLOT_FOLDER, plot_sweep, format_sweep_table)
