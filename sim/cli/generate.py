@@ -21,6 +21,16 @@ HELP = "generate the Verilog of a FRED switch and its JSON manifest"
 DEFAULTS = {f.name: f.default for f in fields(SwitchParams) if f.default is not MISSING}
 
 
+#: Integer generator parameters and what they mean, in the order --help lists them.
+INT_PARAMS = {
+    "m": "Clos middle subnetworks m",
+    "lanes": "elements per flit",
+    "regs_per_stage": "register slices per stage",
+    "slots": "configuration slots K",
+    "word_width": "configuration word bits",
+}
+
+
 def _int_help(name: str, text: str, default: object = None) -> str:
     """``text (2..64; default 3)``: the bounds SwitchParams enforces, and the default."""
     more = "" if default is None else f"; default {default}"
@@ -40,54 +50,23 @@ def add_params_arguments(p: argparse.ArgumentParser, **defaults: object) -> None
         default=d["arch"],
         help=f"clos: the paper's Fred_m(P); xbar: crossbar + reduction tree (default {d['arch']})",
     )
-    p.add_argument(
-        "--m",
-        type=plain_int,
-        default=d["m"],
-        help=_int_help("m", "Clos middle subnetworks m", d["m"]),
-    )
-    p.add_argument(
-        "--lanes",
-        type=plain_int,
-        default=d["lanes"],
-        help=_int_help("lanes", "elements per flit", d["lanes"]),
-    )
+    for name, text in INT_PARAMS.items():
+        p.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=plain_int,
+            default=d[name],
+            help=_int_help(name, text, d[name]),
+        )
     p.add_argument(
         "--dtype",
         default=d["dtype"],
         help=f"element type: {' '.join(ELEMENT_TYPES)} (default {d['dtype']})",
     )
-    p.add_argument(
-        "--regs-per-stage",
-        type=plain_int,
-        default=d["regs_per_stage"],
-        help=_int_help("regs_per_stage", "register slices per stage", d["regs_per_stage"]),
-    )
-    p.add_argument(
-        "--slots",
-        type=plain_int,
-        default=d["slots"],
-        help=_int_help("slots", "configuration slots K", d["slots"]),
-    )
-    p.add_argument(
-        "--word-width",
-        type=plain_int,
-        default=d["word_width"],
-        help=_int_help("word_width", "configuration word bits", d["word_width"]),
-    )
 
 
 def params_from(args: argparse.Namespace) -> SwitchParams:
-    return SwitchParams(
-        ports=args.ports,
-        m=args.m,
-        lanes=args.lanes,
-        dtype=args.dtype,
-        regs_per_stage=args.regs_per_stage,
-        slots=args.slots,
-        word_width=args.word_width,
-        arch=args.arch,
-    )
+    ints = {name: getattr(args, name) for name in INT_PARAMS}
+    return SwitchParams(ports=args.ports, arch=args.arch, dtype=args.dtype, **ints)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
