@@ -43,6 +43,7 @@ from fredfab.hw.control import cfg_layout, n_words
 from fredfab.hw.flit import flit_layout
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
+from fredfab.model.config import CONFIG_SCHEMA
 
 MANIFEST_SCHEMA = "fred-switch-manifest/1"
 
@@ -85,7 +86,7 @@ def manifest(switch: FredSwitch) -> dict:
             "element_bits": p.element.bits,
         },
         "config": {
-            "schema": "fred-config/1",
+            "schema": CONFIG_SCHEMA,
             "config_bits": topo.config_bits,
             "word_width": p.word_width,
             "words_per_slot": n_words(p),

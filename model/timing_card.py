@@ -48,6 +48,7 @@ from typing import Any
 
 from fredfab.model import defaults
 from fredfab.model.arches import build_topology
+from fredfab.model.collective_kind import FLOW_KINDS
 from fredfab.model.config import Configuration
 from fredfab.model.latency import latency_cycles
 
@@ -69,7 +70,7 @@ FIELDS = (
 )
 
 #: The collective kinds a card gives throughput for (Flow.kind values).
-KINDS = ("all-reduce", "reduce", "multicast", "unicast")
+KINDS: tuple[str, ...] = FLOW_KINDS
 
 #: The two measurement conditions per kind.
 CONDITIONS = ("ready", "backpressure")

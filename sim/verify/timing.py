@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
+from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.dtypes import random_data
 from fredfab.model.flow import Flow
 from fredfab.model.timing_card import KINDS, SCHEMA, TIMING_DIR, TimingCard
@@ -59,13 +60,13 @@ BACKPRESSURE = RandomPause(0.5)
 def kind_flows(kind: str, ports: int) -> list[Flow]:
     """The flow set that measures ``kind`` on a ``ports``-port switch."""
     every = range(ports)
-    if kind == "all-reduce":
+    if kind == CollectiveKind.ALL_REDUCE:
         return [Flow(every, every)]
-    if kind == "reduce":
+    if kind == CollectiveKind.REDUCE:
         return [Flow(every, [0])]
-    if kind == "multicast":
+    if kind == CollectiveKind.MULTICAST:
         return [Flow([0], every)]
-    if kind == "unicast":
+    if kind == CollectiveKind.UNICAST:
         return [Flow([p], [(p + 1) % ports]) for p in every]
     raise ValueError(f"unknown collective kind {kind!r}; have {list(KINDS)}")
 
