@@ -19,6 +19,7 @@ Every entry has machine-readable fields and a ``text`` that says the same in wor
 from __future__ import annotations
 
 from fredfab.model.graph import NONE, REDUCING, Kind
+from fredfab.model.node import INPUT_OFFSET, SUM_OFFSET, SUM_OPERANDS
 
 CONTRACT_SCHEMA = "fred-switch-contract/1"
 
@@ -45,9 +46,9 @@ def contract() -> dict:
         "schema": CONTRACT_SCHEMA,
         "source_codes": {
             "none": NONE,
-            "input_offset": 1,
-            "sum_offset": 1,
-            "sum_operands": [0, 1],
+            "input_offset": INPUT_OFFSET,
+            "sum_offset": SUM_OFFSET,
+            "sum_operands": list(SUM_OPERANDS),
             "reducing_kinds": sorted(k.value for k in REDUCING),
             "text": (
                 "Each output of a node (config.topology.nodes) takes one source code of "

@@ -7,7 +7,7 @@ turns that rule into a table of ``CodeField`` (node, output, lsb, width); everyt
 packs, unpacks, stores or wires configuration bits reads the table:
 
 * model/config.py: ``Configuration.to_bits`` / ``from_bits`` / ``to_words``;
-* hw/config.py: the ``amaranth.lib.data`` layout of the interconnect's configuration input,
+* hw/config_layout.py: the ``amaranth.lib.data`` layout of the interconnect's configuration input,
   from which every uSwitch reads its named fields, and the control unit's word count;
 * hw/manifest.py: the table itself, as ``config_fields``.
 """

@@ -46,6 +46,9 @@ NONE = 0
 
 #: The inputs the sum adds (first and second operand); the sum consumes both together.
 SUM_OPERANDS = (0, 1)
+#: Code of input i is INPUT_OFFSET + i; the sum's code is n_in + SUM_OFFSET (after the inputs).
+INPUT_OFFSET = 1
+SUM_OFFSET = 1
 
 
 class SourceKind(StrEnum):
@@ -94,13 +97,13 @@ class Node:
         """The code of "input ``i``"."""
         if not 0 <= i < self.n_in:
             raise ValueError(f"{self.name} ({self.kind}) has inputs 0..{self.n_in - 1}, not {i}")
-        return 1 + i
+        return INPUT_OFFSET + i
 
     def source_sum(self) -> int:
         """The code of "the sum of inputs 0 and 1" (reducing kinds only)."""
         if not self.reducing:
             raise ValueError(f"{self.name} ({self.kind}) has no adder, so no sum source")
-        return 1 + self.n_in
+        return self.n_in + SUM_OFFSET
 
     @property
     def sum_code(self) -> int | None:

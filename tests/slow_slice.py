@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: Default budget (seconds of test time). It makes two shards of the slow suite (about
-#: 2800 s in all), each adding about 12 minutes to `make test` on two cores; README, "Tests".
+#: 2900 s in all, estimated), each adding about 12 minutes to `make test` on two cores.
 DEFAULT_BUDGET = 1500.0
 #: Estimate of a slow test that ESTIMATES does not know.
 DEFAULT_SECONDS = 60.0

@@ -1,6 +1,6 @@
 """The wafer system model: fabrics as data, worker placement and collective algorithms.
 
-The simulator that runs what is described here lives in fredfab.sim (netsim, system).
+The simulator that runs what is described here lives in fredfab.sim.engines (netsim, system).
 """
 
 from fredfab.model.system.algorithms import (

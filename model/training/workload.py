@@ -270,6 +270,11 @@ def resnet_layers(blocks: list[int], image: int = 224, classes: int = 1000) -> l
         )
     for i, b in enumerate(blocks):
         check_int(b, f"[resnet] blocks[{i}]", lo=1, hi=MAX_LAYERS // 4, error=WorkloadError)
+    layers = 2 + len(blocks) + 3 * sum(blocks)  # conv1, fc, a downsample per stage, 3 per block
+    if layers > MAX_LAYERS:
+        raise WorkloadError(
+            f"[resnet] blocks {list(blocks)} make {layers} layers; at most {MAX_LAYERS}"
+        )
     check_int(image, "[resnet] image", lo=32, error=WorkloadError)
     check_int(classes, "[resnet] classes", lo=1, error=WorkloadError)
     out: list[Layer] = []

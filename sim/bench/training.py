@@ -1,7 +1,7 @@
 """Wall time of training estimates: one estimate per workload, and the full compare.
 
 Every run starts cold (fabrics reloaded, no memoised collective times), as a fresh
-`fred estimate` / `fred compare` would. Targets (issue 6): one estimate < 1 s; the compare of
+`fred estimate` / `fred compare` would. Targets: one estimate < 1 s; the compare of
 all four workloads on the five fabrics < 30 s on 2 cores.
 """
 

@@ -49,6 +49,8 @@ SEED = (0, 2**32 - 1)
 def span(bounds: tuple) -> str:
     """``2..256`` for help texts and messages."""
     low, high = bounds
+    if isinstance(low, int) and isinstance(high, int):
+        return f"{low}..{high}"
     return f"{low:g}..{high:g}"
 
 

@@ -8,6 +8,7 @@ import json
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.flow import FlowError
 from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
+from fredfab.model.system.units import NS
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import (
     CHUNKS,
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             sharing=args.sharing,
             on_conflict=args.on_conflict,
             engine=args.engine,
-            resolution=args.resolution_ns * 1e-9,
+            resolution=args.resolution_ns * NS,
         )
         r = res.requests[0]
         rows.append(

@@ -26,6 +26,7 @@ from fredfab.sim.cli.arguments import (
 )
 from fredfab.sim.cli.generate import add_params_arguments, params_from
 from fredfab.sim.cli.output import check_folder
+from fredfab.sim.verify import cosim
 
 if TYPE_CHECKING:
     from fredfab.sim.verify.scenario_file import Scenario
@@ -37,7 +38,7 @@ HELP = "co-simulate a generated switch (cocotb on Icarus or Verilator) against t
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from fredfab.sim.verify.scenarios import PATTERN_NAMES, SCENARIO_NAMES
 
-    p.add_argument("--sim", choices=("icarus", "verilator"), default="verilator")
+    p.add_argument("--sim", choices=cosim.SIMULATORS, default="verilator")
     add_params_arguments(p)
     p.add_argument(
         "--flows",
@@ -82,12 +83,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="flip one bit of one expected flit, to see the bench catch it (then exits 1)",
     )
-    p.add_argument("--root", type=Path, default=Path("build/cosim"), help="build folder")
+    p.add_argument("--root", type=Path, default=cosim.DEFAULT_ROOT, help="build folder")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    from fredfab.sim.verify import cosim
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
 
     params = params_from(args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from fredfab.model.system.units import GB
 from fredfab.model.training import shipped_workloads
 from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
 from fredfab.sim.cli.arguments import (
@@ -61,7 +62,9 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
     p.add_argument(
         "--efficiency", type=float, help=f"NPU compute efficiency (default {NPU.efficiency})"
     )
-    p.add_argument("--hbm-GB", type=float, help="NPU HBM capacity in GB (default 80)")
+    p.add_argument(
+        "--hbm-GB", type=float, help=f"NPU HBM capacity in GB (default {NPU().hbm_bytes / GB:g})"
+    )
     p.add_argument(
         "--timing-card",
         type=timing_card,
@@ -90,7 +93,7 @@ def npu_from(args: argparse.Namespace) -> NPU:
     if args.efficiency is not None:
         kw["efficiency"] = args.efficiency
     if args.hbm_GB is not None:
-        kw["hbm_bytes"] = args.hbm_GB * 1e9
+        kw["hbm_bytes"] = args.hbm_GB * GB
     return NPU(**kw)
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from fredfab.model.system import Strategy
+from fredfab.model.system.units import GB
 from fredfab.sim.cli.arguments import CHUNKS, bounded_int, size, span, timing_card
 from fredfab.sim.cli.collective import fabrics_from
 from fredfab.sim.cli.output import atomic_path, check_file
@@ -91,9 +92,7 @@ def run(args: argparse.Namespace) -> int:
     print(head)
     print("-" * len(head))
     for f, res in table.items():
-        cells = "".join(
-            f"{res[ph].busbw / 1e9:>12.1f}{fmt_time(res[ph].time):>12}" for ph in phases
-        )
+        cells = "".join(f"{res[ph].busbw / GB:>12.1f}{fmt_time(res[ph].time):>12}" for ph in phases)
         print(f"{f:<10}{cells}")
         for ph in phases:
             for fb in res[ph].fallbacks:
@@ -114,7 +113,7 @@ def _plot(table, phases, st: Strategy, out: Path) -> Path:
     fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(phases), 3.6))
     for i, f in enumerate(fabs):
         xs = [p + (i - (len(fabs) - 1) / 2) * width for p in range(len(phases))]
-        ys = [table[f][ph].busbw / 1e9 if ph in table[f] else 0.0 for ph in phases]
+        ys = [table[f][ph].busbw / GB if ph in table[f] else 0.0 for ph in phases]
         ax.bar(xs, ys, width, label=f)
     ax.set_xticks(range(len(phases)), phases)
     ax.set_ylabel("per-NPU effective bandwidth (GB/s)")

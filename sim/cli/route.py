@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from fredfab.model.arches import ARCHES
 from fredfab.model.router import Routing, route
 from fredfab.model.topology import NONE, Node
 from fredfab.sim.cli.arguments import (
@@ -16,6 +17,7 @@ from fredfab.sim.cli.arguments import (
     flows_within,
     span,
 )
+from fredfab.sim.cli.generate import DEFAULTS
 from fredfab.sim.cli.output import check_file, write_text
 
 NAME = "route"
@@ -33,14 +35,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--m",
         type=bounded_int(ROUTE_M),
-        default=3,
-        help=f"middle subnetworks m ({span(ROUTE_M)}; default 3)",
+        default=DEFAULTS["m"],
+        help=f"middle subnetworks m ({span(ROUTE_M)}; default {DEFAULTS['m']})",
     )
     p.add_argument(
         "--arch",
-        choices=("clos", "xbar"),
-        default="clos",
-        help="clos: the paper's Fred_m(P) (default); xbar: crossbar + reduction tree",
+        choices=ARCHES,
+        default=DEFAULTS["arch"],
+        help=f"clos: the paper's Fred_m(P); xbar: crossbar + reduction tree "
+        f"(default {DEFAULTS['arch']})",
     )
     p.add_argument(
         "--flow",
@@ -65,8 +68,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--word-width",
         type=bounded_int(WORD_WIDTH),
-        default=32,
-        help=f"configuration word bits ({span(WORD_WIDTH)}; default 32)",
+        default=DEFAULTS["word_width"],
+        help=f"configuration word bits ({span(WORD_WIDTH)}; default {DEFAULTS['word_width']})",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

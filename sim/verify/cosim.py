@@ -44,6 +44,7 @@ from pathlib import Path
 from fredfab.hw.params import SwitchParams
 from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
 from fredfab.sim.verify.scenario_file import SCENARIOS_ENV, Scenario, ScenarioFile
+from fredfab.sim.verify.toolchain import ToolMissing
 
 SIMULATORS = ("icarus", "verilator")
 TEST_MODULE = "fredfab.sim.verify.cocotb_bench.switch_tb"
@@ -67,6 +68,11 @@ VERILATOR_OPT = "-O1"
 
 class CosimError(RuntimeError):
     """A build or simulator run failed before any scenario could report."""
+
+
+class SimulatorMissing(CosimError, ToolMissing):
+    """A simulator, or what it builds with, is not installed: a CosimError to the runner's
+    callers and a ToolMissing to the test suite, which skips (or, under CI, fails) on it."""
 
 
 @contextlib.contextmanager
@@ -181,11 +187,11 @@ def check_simulator(sim: str) -> None:
     if sim not in SIMULATORS:
         raise ValueError(f"simulator {sim!r} is not supported; use one of {', '.join(SIMULATORS)}")
     if sim == "icarus" and not have_icarus():
-        raise CosimError("Icarus Verilog (iverilog, vvp) is not on PATH")
+        raise SimulatorMissing("Icarus Verilog (iverilog, vvp) is not on PATH")
     if sim == "verilator":
         verilator_bin_dir()
         if shutil.which("make") is None or shutil.which("c++") is None:
-            raise CosimError("Verilator builds need make and a C++ compiler (c++)")
+            raise SimulatorMissing("Verilator builds need make and a C++ compiler (c++)")
 
 
 @cache

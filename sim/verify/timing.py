@@ -37,6 +37,7 @@ What is measured (cycle = one clock period; "in cycle t" = sampled before edge t
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def timing_scenario(params: SwitchParams, seed: int = 1) -> Scenario:
             phases.append(ph)
     # The first select happens on an idle switch; so does a last one, after everything.
     phases[0].wait_before = settle
-    unicast = b.route(kind_flows("unicast", params.ports))
+    unicast = b.route(kind_flows(CollectiveKind.UNICAST, params.ports))
     idle = b._phase("idle reconfiguration", unicast, Traffic(), b.next_slot())
     idle.wait_before = settle
     idle.drain = True
@@ -209,11 +210,22 @@ def measure_timing_card(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{params.name}.json"
-    path.write_text(card.to_json())
+    _write_atomically(path, card.to_json())
     details = Path(root) / "timing" / sim / f"{params.name}.json"
     details.parent.mkdir(parents=True, exist_ok=True)
-    details.write_text(json.dumps(asdict(m), indent=1) + "\n")
+    _write_atomically(details, json.dumps(asdict(m), indent=1) + "\n")
     return path
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write under a temporary name beside ``path``, then rename: readers (the system model,
+    a concurrent run) never see half a card."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 __all__ = [
