@@ -24,8 +24,9 @@ port until the new slot is active. A port that is inside a packet or offering a 
 ``select`` rises stays open until it is between packets, so a sender that never pauses holds
 the change off: the change is never applied inside a packet or to a flit in flight.
 
-Reset: nothing inside is valid, the active configuration is slot 0, which reset loads with
-the all-unicast default (``default_config``).
+Reset: nothing inside is valid and the active configuration is the all-unicast default
+(``default_config``), which is also slot 0's power-up content. ``rst`` does not clear the
+slot memory: words written before it stay (the manifest's contract, "reset").
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import settings
 
 from fredfab.sim.verify.toolchain import ToolMissing
 from tests.simulators import require, tool_missing, under_ci
@@ -33,6 +34,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run a seed-chosen slice of the slow suite (on when CI is set); "
         "FRED_SLOW_SEED and FRED_SLOW_BUDGET choose it",
     )
+
+
+#: Property tests under CI: the same examples on every run (a failure is reproducible from the
+#: log alone), no example database, and no per-example deadline on a shared machine.
+settings.register_profile("fred-ci", derandomize=True, database=None, deadline=None)
+if under_ci():
+    settings.load_profile("fred-ci")
 
 
 def pytest_configure(config: pytest.Config) -> None:
