@@ -109,15 +109,17 @@ def route_all_reduce(manifest: dict) -> list[list[int]]:
 
 
 def config_words(manifest: dict, codes: list[list[int]]) -> list[int]:
-    """The slot's words: codes packed as contract["cfg"] says, word 0 the least significant."""
-    cfg, topo = manifest["config"], manifest["config"]["topology"]
+    """The slot's words: each code at its field of the manifest's ``config_fields`` table,
+    word 0 the least significant (contract["cfg"])."""
+    cfg = manifest["config"]
     if manifest["contract"]["cfg"]["word_order"] != "lsb_first":
         raise ValueError("this renderer knows the lsb_first word order only")
-    value, shift = 0, 0
-    for node, node_codes in zip(topo["nodes"], codes, strict=True):
-        for c in node_codes:
-            value |= c << shift
-            shift += node["code_bits"]
+    value = 0
+    for f in manifest["config_fields"]:
+        code = codes[f["node"]][f["output"]]
+        if code >> f["width"]:
+            raise ValueError(f"code {code} does not fit the {f['width']}-bit field of {f['name']}")
+        value |= code << f["lsb"]
     width = cfg["word_width"]
     return [(value >> (w * width)) & ((1 << width) - 1) for w in range(cfg["words_per_slot"])]
 
