@@ -21,6 +21,7 @@ from pathlib import Path
 from fredfab.hw.params import SwitchParams
 from fredfab.model.flow import Flow
 from fredfab.sim.verify import cosim
+from fredfab.sim.verify.scenario_file import Scenario
 from fredfab.sim.verify.scenarios import ScenarioBuilder
 
 NAME = "cosim"
@@ -29,7 +30,7 @@ SPEED_VARIANTS = [SwitchParams(ports=P, m=3, lanes=4, dtype="int16") for P in (8
 CARD_VARIANT = SwitchParams(ports=8, m=3, lanes=4, dtype="bf16")
 
 
-def _speed_scenario(params: SwitchParams, flits_per_port: int) -> dict:
+def _speed_scenario(params: SwitchParams, flits_per_port: int) -> Scenario:
     """Long traffic: an All-Reduce over half the ports next to a permutation of the rest,
     then the reverse, under random idles and backpressure."""
     b = ScenarioBuilder(params, 7)

@@ -12,11 +12,16 @@ from __future__ import annotations
 import sys
 import time
 
+from fredfab.hw.params import SwitchParams
 from fredfab.sim.cli import main as fred
 
 OUT = "build/demo"
-SWITCH = ["--ports", "8", "--m", "3", "--lanes", "4", "--dtype", "bf16"]
-VARIANT = "fred_clos_p8_m3_l4_bf16_r1"  # SwitchParams(...).name of SWITCH
+PARAMS = SwitchParams(ports=8, m=3, lanes=4, dtype="bf16")
+SWITCH = [
+    *("--ports", str(PARAMS.ports), "--m", str(PARAMS.m)),
+    *("--lanes", str(PARAMS.lanes), "--dtype", PARAMS.dtype),
+]
+VARIANT = PARAMS.name  # the timing card's file name
 
 
 def step(title: str, argv: list[str]) -> None:
