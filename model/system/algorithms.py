@@ -43,179 +43,69 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from fredfab.model.collective_kind import SYSTEM_OPS, CollectiveKind
+from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system.fabric import Fabric, FabricError
+from fredfab.model.system.registry import Algorithm, Steps, candidates, lookup, register
+from fredfab.model.system.request import (  # noqa: F401  (re-exported)
+    ALIASES,
+    OPS,
+    CollectiveRequest,
+    Plan,
+    bus_factor,
+    normalize_op,
+)
 from fredfab.model.system.schedule import (
     NO_DEP,
     Relays,
     Schedule,
-    TreeFlow,
     prepare_relays,
     prepare_trees,
     tree_flow,
 )
 
-OPS = SYSTEM_OPS
-#: Other names accepted for the collectives of OPS.
-ALIASES = {
-    "allreduce": CollectiveKind.ALL_REDUCE,
-    "reducescatter": CollectiveKind.REDUCE_SCATTER,
-    "allgather": CollectiveKind.ALL_GATHER,
-    CollectiveKind.MULTICAST: CollectiveKind.BROADCAST,
-    "alltoall": CollectiveKind.ALL_TO_ALL,
-    "point-to-point": CollectiveKind.P2P,
-    "sendrecv": CollectiveKind.P2P,
-    CollectiveKind.UNICAST: CollectiveKind.P2P,
-}
-
-
-def normalize_op(op: str) -> CollectiveKind:
-    """The collective ``op`` names (case-insensitive, aliases accepted)."""
-    o = str(op).lower()
-    o = ALIASES.get(o, o)
-    if o not in OPS:
-        raise ValueError(f"collective {op!r} unknown; use one of {', '.join(OPS)} (or multicast)")
-    return CollectiveKind(o)
-
-
-def bus_factor(op: str, n: int) -> float:
-    """Bytes each NPU sends (and receives) per byte of the request under the endpoint
-    (ring) algorithms, NCCL's "bus bandwidth" factor: per-NPU effective bandwidth is
-    factor * size / time. All-Reduce 2(N-1)/N; Reduce-Scatter, All-Gather, All-to-All
-    (N-1)/N; Reduce, Broadcast, point-to-point and the I/O patterns 1."""
-    op = normalize_op(op)
-    if n <= 1:
-        return 0.0
-    if op == CollectiveKind.ALL_REDUCE:
-        return 2 * (n - 1) / n
-    if op in (CollectiveKind.REDUCE_SCATTER, CollectiveKind.ALL_GATHER, CollectiveKind.ALL_TO_ALL):
-        return (n - 1) / n
-    return 1.0
-
-
-@dataclass(frozen=True)
-class CollectiveRequest:
-    """One collective over ``group`` (NPU ids, in ring order) of ``size_bytes`` per NPU.
-
-    ``root`` is the destination of Reduce and the source of Broadcast (default group[0]).
-    A point-to-point request has ``group = (src, dst)``. ``size_bytes`` is the data each
-    member contributes (All-Reduce, Reduce-Scatter, Reduce), holds at the end (All-Gather,
-    Broadcast) or sends in all (All-to-All); for the I/O patterns, the bytes streamed.
-    """
-
-    op: str
-    group: tuple[int, ...]
-    size_bytes: float
-    root: int | None = None
-    label: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "op", normalize_op(self.op))
-        object.__setattr__(self, "group", tuple(int(u) for u in self.group))
-        if not (self.size_bytes >= 0 and np.isfinite(self.size_bytes)):
-            raise ValueError(f"size must be a finite number of bytes >= 0, got {self.size_bytes}")
-        object.__setattr__(self, "size_bytes", float(self.size_bytes))
-        if not self.group:
-            raise ValueError(f"{self.op}: the group is empty")
-        if len(set(self.group)) != len(self.group):
-            raise ValueError(f"{self.op}: the group names an NPU twice")
-        if self.op == CollectiveKind.P2P and len(self.group) != 2:
-            raise ValueError(f"p2p needs group = (src, dst), got {len(self.group)} NPUs")
-        if self.root is not None:
-            if self.op not in (CollectiveKind.REDUCE, CollectiveKind.BROADCAST):
-                raise ValueError(f"{self.op} takes no root")
-            if self.root not in self.group:
-                raise ValueError(f"root {self.root} is not in the group")
-
-    @property
-    def root_npu(self) -> int:
-        return self.group[0] if self.root is None else self.root
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How one request will run: algorithm name and, for in-switch ones, its switch phases."""
-
-    index: int
-    request: CollectiveRequest
-    algorithm: str
-    #: In-switch serial steps; each a tuple of tree flows configured at the same time.
-    steps: tuple[tuple[TreeFlow, ...], ...] = ()
-    #: True when ``steps`` run at once, time-multiplexed at packet granularity (several
-    #: multicasts into the same output ports cannot share one circuit configuration).
-    multiplexed: bool = False
-    notes: tuple[str, ...] = field(default=())
-
 
 def plan_request(
-    fabric: Fabric, req: CollectiveRequest, index: int = 0, endpoint: bool = False
+    fabric: Fabric,
+    req: CollectiveRequest,
+    index: int = 0,
+    endpoint: bool = False,
+    algorithm: str | None = None,
 ) -> Plan:
-    """Choose the algorithm for ``req`` on ``fabric`` (``endpoint`` forbids in-switch ones)."""
-    g = fabric.check_npus(req.group, f"{req.op} group")
+    """The plan of ``req`` on ``fabric``: the named ``algorithm`` if given (it must apply),
+    else the most preferred candidate (fredfab.model.system.registry); ``endpoint`` forbids
+    in-switch algorithms."""
+    fabric.check_npus(req.group, f"{req.op} group")
     op = req.op
-    n = len(g)
     if op.uses_io and not fabric.ios:
         raise FabricError(f"{op}: fabric {fabric.name} has no I/O controllers")
-    if n == 1 and not op.uses_io:
+    if len(req.group) == 1 and not op.uses_io:
         return Plan(index, req, "local")
-    if (
-        fabric.in_switch
-        and not endpoint
-        and op not in (CollectiveKind.ALL_TO_ALL, CollectiveKind.P2P)
-    ):
-        if op == CollectiveKind.ALL_REDUCE:
-            steps = ((tree_flow(fabric, g, g),),)
-        elif op == CollectiveKind.REDUCE:
-            steps = ((tree_flow(fabric, g, [req.root_npu]),),)
-        elif op == CollectiveKind.BROADCAST:
-            steps = ((tree_flow(fabric, [req.root_npu], g),),)
-        elif op == CollectiveKind.REDUCE_SCATTER:
-            steps = tuple((tree_flow(fabric, g, [u]),) for u in g)
-        elif op == CollectiveKind.ALL_GATHER:
-            steps = tuple((tree_flow(fabric, [u], g),) for u in g)
-        elif op == CollectiveKind.IO_BROADCAST:
-            steps = tuple((tree_flow(fabric, [io], g),) for io in fabric.ios)
-        else:  # io-reduce
-            steps = tuple((tree_flow(fabric, g, [io]),) for io in fabric.ios)
-        mux = op.uses_io
-        return Plan(index, req, f"in-switch-{op}", steps, multiplexed=mux)
-    if op == CollectiveKind.ALL_REDUCE:
-        if fabric.routing == "xy" and _rectangle(fabric, g) is not None:
-            return Plan(index, req, "mesh-2d")
-        if fabric.routing == "tree" and _l1_blocks(fabric, g) is not None:
-            return Plan(index, req, "hierarchical-ring")
-        return Plan(index, req, "ring")
-    names = {
-        CollectiveKind.REDUCE_SCATTER: "ring",
-        CollectiveKind.ALL_GATHER: "ring",
-        CollectiveKind.REDUCE: "ring-reduce-scatter+gather",
-        CollectiveKind.BROADCAST: "scatter+ring-all-gather",
-        CollectiveKind.ALL_TO_ALL: "direct-rounds",
-        CollectiveKind.P2P: "direct",
-    }
-    if op.uses_io:
-        return Plan(index, req, "io-trees" if fabric.routing == "xy" else "io-relay")
-    return Plan(index, req, names[op])
+    found = candidates(fabric, req, endpoint)
+    if algorithm is not None:
+        chosen = lookup(algorithm)
+        if chosen not in found:
+            names = ", ".join(a.name for a in found) or "none"
+            raise ValueError(
+                f"algorithm {algorithm!r} does not apply to {op} over {len(req.group)} NPUs "
+                f"on {fabric.name}; candidates: {names}"
+            )
+    elif found:
+        chosen = found[0]
+    else:
+        raise FabricError(f"no algorithm runs {op} over {len(req.group)} NPUs on {fabric.name}")
+    return chosen.plan(fabric, req, index)
 
 
 def build(sched: Schedule, plan: Plan, chunks: int = 1) -> None:
     """Add the transfers of ``plan`` to ``sched``, split into ``chunks`` chunks."""
     if chunks < 1:
         raise ValueError(f"chunks must be >= 1, got {chunks}")
-    alg = plan.algorithm
-    if alg == "local":
+    if plan.algorithm == "local":
         return
-    if alg.startswith("in-switch-"):
-        _build_in_switch(sched, plan, chunks)
-        return
-    builder = _BUILDERS.get(alg)
-    if builder is None:
-        raise AssertionError(f"no builder for {alg}")
-    builder(sched, plan, chunks)
+    lookup(plan.algorithm).build(sched, plan, chunks)
 
 
 def _build_mesh_2d(sched: Schedule, plan: Plan, chunks: int) -> None:
@@ -452,20 +342,6 @@ def _build_io_relays(sched: Schedule, plan: Plan, chunks: int) -> None:
         )
 
 
-#: The builder of each endpoint algorithm plan_request chooses.
-_BUILDERS = {
-    "mesh-2d": _build_mesh_2d,
-    "hierarchical-ring": _build_hierarchical_ring,
-    "ring": _build_ring,
-    "ring-reduce-scatter+gather": _build_ring_reduce,
-    "scatter+ring-all-gather": _build_scatter_broadcast,
-    "direct-rounds": _build_direct_rounds,
-    "direct": _build_direct,
-    "io-trees": _build_io_relays,
-    "io-relay": _build_io_relays,
-}
-
-
 @functools.lru_cache(maxsize=256)
 def _io_relay_set(f: Fabric, group: tuple[int, ...], reduce: bool) -> Relays:
     return prepare_relays(f, _io_relays_cached(f, group, reduce))
@@ -616,3 +492,147 @@ def _nearest_member(f: Fabric, io: int, group: list[int], k: int) -> int:
     best = min(hops)
     cands = [u for u, h in zip(group, hops, strict=True) if h == best]
     return cands[k % len(cands)]
+
+
+# ---------------------------------------------------------------------- registry
+def _in_switch_steps(fabric: Fabric, req: CollectiveRequest) -> Steps:
+    """The tree flows of each in-switch algorithm (see the module docstring)."""
+    g, op = req.group, req.op
+    if op == CollectiveKind.ALL_REDUCE:
+        return ((tree_flow(fabric, g, g),),)
+    if op == CollectiveKind.REDUCE:
+        return ((tree_flow(fabric, g, [req.root_npu]),),)
+    if op == CollectiveKind.BROADCAST:
+        return ((tree_flow(fabric, [req.root_npu], g),),)
+    if op == CollectiveKind.REDUCE_SCATTER:
+        return tuple((tree_flow(fabric, g, [u]),) for u in g)
+    if op == CollectiveKind.ALL_GATHER:
+        return tuple((tree_flow(fabric, [u], g),) for u in g)
+    if op == CollectiveKind.IO_BROADCAST:
+        return tuple((tree_flow(fabric, [io], g),) for io in fabric.ios)
+    return tuple((tree_flow(fabric, g, [io]),) for io in fabric.ios)  # io-reduce
+
+
+def _always(fabric: Fabric, req: CollectiveRequest) -> bool:
+    return True
+
+
+_IN_SWITCH_OPS = (
+    CollectiveKind.ALL_REDUCE,
+    CollectiveKind.REDUCE,
+    CollectiveKind.BROADCAST,
+    CollectiveKind.REDUCE_SCATTER,
+    CollectiveKind.ALL_GATHER,
+    CollectiveKind.IO_BROADCAST,
+    CollectiveKind.IO_REDUCE,
+)
+for _op in _IN_SWITCH_OPS:
+    register(
+        Algorithm(
+            f"in-switch-{_op}",
+            f"{_op} as in-switch tree flows (switches reduce and multicast; FRED-B/D)",
+            frozenset({_op}),
+            lambda f, r: f.in_switch,
+            _build_in_switch,
+            steps=_in_switch_steps,
+            multiplexed=_op.uses_io,
+            preference=0,
+        )
+    )
+register(
+    Algorithm(
+        "mesh-2d",
+        "rows Reduce-Scatter, columns All-Reduce, rows All-Gather (full rectangle of a mesh)",
+        frozenset({CollectiveKind.ALL_REDUCE}),
+        lambda f, r: f.routing == "xy" and _rectangle(f, r.group) is not None,
+        _build_mesh_2d,
+        preference=10,
+    )
+)
+register(
+    Algorithm(
+        "hierarchical-ring",
+        "Reduce-Scatter in each L1 switch, All-Reduce across L1 switches, All-Gather in each",
+        frozenset({CollectiveKind.ALL_REDUCE}),
+        lambda f, r: f.routing == "tree" and _l1_blocks(f, r.group) is not None,
+        _build_hierarchical_ring,
+        preference=10,
+    )
+)
+register(
+    Algorithm(
+        "ring",
+        "one ring in group order (2(N-1) steps of D/N for All-Reduce)",
+        frozenset(
+            {
+                CollectiveKind.ALL_REDUCE,
+                CollectiveKind.REDUCE_SCATTER,
+                CollectiveKind.ALL_GATHER,
+            }
+        ),
+        _always,
+        _build_ring,
+        preference=50,
+    )
+)
+register(
+    Algorithm(
+        "ring-reduce-scatter+gather",
+        "ring Reduce-Scatter, then every member sends its shard to the root",
+        frozenset({CollectiveKind.REDUCE}),
+        _always,
+        _build_ring_reduce,
+        preference=50,
+    )
+)
+register(
+    Algorithm(
+        "scatter+ring-all-gather",
+        "the root scatters D/N shards, then a ring All-Gather",
+        frozenset({CollectiveKind.BROADCAST}),
+        _always,
+        _build_scatter_broadcast,
+        preference=50,
+    )
+)
+register(
+    Algorithm(
+        "direct-rounds",
+        "N-1 rounds, member i sending D/N to member i+r in round r",
+        frozenset({CollectiveKind.ALL_TO_ALL}),
+        _always,
+        _build_direct_rounds,
+        preference=50,
+    )
+)
+register(
+    Algorithm(
+        "direct",
+        "one route from source to destination",
+        frozenset({CollectiveKind.P2P}),
+        _always,
+        _build_direct,
+        preference=50,
+    )
+)
+_IO_OPS = frozenset({CollectiveKind.IO_BROADCAST, CollectiveKind.IO_REDUCE})
+register(
+    Algorithm(
+        "io-trees",
+        "each controller's shard over X-Y and Y-X multicast trees (mesh)",
+        _IO_OPS,
+        lambda f, r: f.routing == "xy",
+        _build_io_relays,
+        preference=50,
+    )
+)
+register(
+    Algorithm(
+        "io-relay",
+        "each controller's shard relayed along a chain through the group (switch trees)",
+        _IO_OPS,
+        lambda f, r: f.routing == "tree",
+        _build_io_relays,
+        preference=50,
+    )
+)
