@@ -4,6 +4,11 @@ Co-simulation of a generated switch (fredfab.sim.verify.timing) measures these n
 card to ``build/timing/<variant>.json``. The system model reads a card and turns it into a
 per-hop latency and a sustainable bandwidth (fredfab.model.system.fabric.SwitchTiming).
 
+Which card applies is always explicit: the built-in card (default_card) unless a measured card
+is named, by a path given to a command (``--timing-card``) or in a fabric file
+(``[switch] timing_card``). Nothing looks in the working directory for cards, so a command
+gives the same numbers wherever it runs.
+
 Schema ``fred-switch-timing/2`` (all keys required unless noted)::
 
     {
@@ -75,8 +80,12 @@ KINDS: tuple[str, ...] = FLOW_KINDS
 #: The two measurement conditions per kind.
 CONDITIONS = ("ready", "backpressure")
 
-#: Where co-simulation writes cards; load_timing_card(None) looks here first.
+#: Where co-simulation writes cards (``fred cosim --timing-card``). Only a writer's default:
+#: no reader looks here, a measured card applies only where its path is given.
 TIMING_DIR = Path("build/timing")
+
+#: What tables and JSON call the card default_card() returns.
+BUILTIN = "built-in"
 
 
 class TimingCardError(ValueError):
@@ -133,6 +142,13 @@ class TimingCard:
             frozen[kind] = MappingProxyType({c: float(entry[c]) for c in CONDITIONS})
         object.__setattr__(self, "throughput", MappingProxyType(frozen))
         object.__setattr__(self, "generator", MappingProxyType(dict(self.generator)))
+
+    @property
+    def name(self) -> str:
+        """The file the card came from, or "built-in" for default_card()."""
+        if self.source:
+            return self.source
+        return BUILTIN if self.simulator == "default" else f"unsaved card ({self.simulator})"
 
     def fraction(self, kind: str, condition: str = "ready") -> float:
         """Throughput of ``kind`` as a fraction of line rate (flits/cycle/port)."""
@@ -251,27 +267,18 @@ def default_card() -> TimingCard:
     )
 
 
-def load_timing_card(path: str | Path | None = None, variant: str | None = None) -> TimingCard:
-    """Load a timing card.
+def load_timing_card(path: str | Path | None = None) -> TimingCard:
+    """The card in the JSON file ``path``, or the built-in default_card() when ``path`` is None.
 
-    * ``path`` given: read that file (errors if missing or malformed).
-    * else ``variant`` given and ``build/timing/<variant>.json`` exists: read it.
-    * else the only ``build/timing/*.json`` card if exactly one exists, otherwise the
-      documented default_card().
+    There is no search: a card applies only when its path is given (errors if that file is
+    missing or malformed).
     """
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise TimingCardError(f"timing card {p} does not exist")
-        return TimingCard.from_json(p.read_text(), source=str(p))
-    if variant is not None:
-        p = TIMING_DIR / f"{variant}.json"
-        if p.is_file():
-            return TimingCard.from_json(p.read_text(), source=str(p))
-    cards = sorted(TIMING_DIR.glob("*.json")) if TIMING_DIR.is_dir() else []
-    if variant is None and len(cards) == 1:
-        return TimingCard.from_json(cards[0].read_text(), source=str(cards[0]))
-    return default_card()
+    if path is None:
+        return default_card()
+    p = Path(path)
+    if not p.is_file():
+        raise TimingCardError(f"timing card {p} does not exist")
+    return TimingCard.from_json(p.read_text(), source=str(p))
 
 
 def _nonneg(v: Any, name: str) -> float:

@@ -20,8 +20,9 @@ kinds: SwitchTiming turns a switch timing card (fredfab.model.timing_card) into 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -123,6 +124,29 @@ class SwitchTiming:
     def datapath_flits_per_cycle(self, link_bandwidth: float) -> float:
         """Flits per cycle the datapath must move per port to carry ``link_bandwidth``."""
         return link_bandwidth / (self.clock_hz * self.flit_bytes)
+
+    def to_dict(self) -> dict:
+        """Which card applies and what it costs: what tables and JSON report with a result."""
+        return {
+            "card": self.card.name,
+            "simulator": self.card.simulator,
+            "latency_cycles": self.card.latency_cycles,
+            "clock_GHz": self.clock_hz / GHZ,
+            "hop_latency_ns": to_ns(self.hop_latency),
+            "throughput_condition": self.condition,
+        }
+
+    def describe(self) -> str:
+        """One line: ``built-in (5 cycles per hop at 1 GHz = 5 ns)``."""
+        return describe_timing(self.to_dict())
+
+
+def describe_timing(timing: Mapping[str, Any]) -> str:
+    """SwitchTiming.to_dict() as one line for a table."""
+    return (
+        f"{timing['card']} ({timing['latency_cycles']:g} cycles per hop at "
+        f"{timing['clock_GHz']:g} GHz = {timing['hop_latency_ns']:g} ns)"
+    )
 
 
 class Fabric:
@@ -478,7 +502,7 @@ class Fabric:
             "min_link_GBps": float(bw.min() / GB),
             "max_link_GBps": float(bw.max() / GB),
             "switch_hop_latency_ns": to_ns(self.timing.hop_latency) if self.switches else 0.0,
-            "timing_card": self.timing.card.source or self.timing.card.simulator,
+            "timing_card": self.timing.card.name,
         }
 
     def __repr__(self) -> str:

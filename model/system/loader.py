@@ -40,8 +40,8 @@ direction), latencies in ns. A file describes the fabric in exactly one of three
     latency_ns = 10
 
     [switch]                       # optional, any form with switches
-    timing_card = "default"        # or a JSON path (relative to this file) or a variant
-                                   # name looked up under build/timing/
+    timing_card = "default"        # the built-in card, or a JSON path relative to this file
+                                   # (a card co-simulation measured); nothing else is searched
     clock_GHz = 2.0                # optional, default fabric.SwitchTiming (1 GHz)
     flit_bytes = 256               # optional, default fabric.SwitchTiming (512)
     throughput_condition = "ready" # optional, or "backpressure"
@@ -78,7 +78,7 @@ from fredfab.model.system.fabric import (
 )
 from fredfab.model.system.generators import LINK_LATENCY, fred_tree, mesh
 from fredfab.model.system.units import GB, GHZ, NS
-from fredfab.model.timing_card import TimingCardError, default_card, load_timing_card
+from fredfab.model.timing_card import TimingCardError, load_timing_card
 from fredfab.model.toml_fields import Table
 
 SCHEMA = "fred-fabric/1"
@@ -131,7 +131,8 @@ def shipped_fabrics() -> list[str]:
 def load_fabric(spec: str | Path, timing_card: str | Path | None = None) -> Fabric:
     """A shipped fabric by name (``mesh``, ``mesh-5x4``, ``fred-a`` .. ``fred-d``) or a TOML file.
 
-    ``timing_card`` overrides the file's [switch] timing_card (a JSON path).
+    ``timing_card`` overrides the file's [switch] timing_card (a JSON path, taken as given,
+    not relative to the fabric file). Without either, the built-in card applies.
     """
     name = ALIASES.get(str(spec).lower(), str(spec).lower())
     shipped = DATA_DIR / f"{name}.toml"
@@ -286,19 +287,23 @@ def _explicit(top: Table, name: str, desc: str, timing: SwitchTiming) -> Fabric:
 
 
 def _timing(sw: Table, base: Path | None, override: str | Path | None) -> SwitchTiming:
-    card_spec = override if override is not None else sw.string("timing_card", "default")
-    try:
-        if card_spec == "default":
-            card = load_timing_card(None)
-        elif str(card_spec).endswith(".json"):
-            p = Path(card_spec)
-            if not p.is_absolute() and base is not None and override is None:
-                p = base / p
-            card = load_timing_card(p)
+    if override is not None:
+        card_path: Path | None = Path(override)
+    else:
+        spec = sw.string("timing_card", "default")
+        if spec == "default":
+            card_path = None
+        elif spec.endswith(".json"):
+            card_path = Path(spec)
+            if not card_path.is_absolute() and base is not None:
+                card_path = base / card_path
         else:
-            card = load_timing_card(None, variant=str(card_spec))
-            if card.simulator == "default":
-                card = default_card()
+            raise FabricError(
+                f'{sw.where}: timing_card {spec!r}: give "default" (the built-in card) or '
+                "the path of a .json card, relative to this file"
+            )
+    try:
+        card = load_timing_card(card_path)
     except TimingCardError as exc:
         raise FabricError(f"{sw.where}: {exc}") from None
     return SwitchTiming(

@@ -22,7 +22,7 @@ from fredfab.sim.cli.arguments import (
     span,
     timing_card,
 )
-from fredfab.sim.cli.report import fmt_bytes, fmt_time
+from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, simulate
 
 NAME = "collective"
@@ -71,7 +71,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "desynchronised runs)",
     )
     p.add_argument(
-        "--timing-card", type=timing_card, metavar="JSON", help="switch timing card to use"
+        "--timing-card",
+        type=timing_card,
+        metavar="JSON",
+        help="measured switch timing card (default: each fabric's own, the built-in card "
+        "unless its file names one)",
     )
     p.add_argument(
         "--on-conflict",
@@ -129,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 **r.to_dict(),
                 "fallbacks": list(res.fallbacks),
                 "notes": list(res.notes),
+                "switch_timing": fab.timing.to_dict() if fab.switches else None,
             }
         )
     if args.json:
@@ -151,4 +156,6 @@ def run(args: argparse.Namespace) -> int:
         "per-NPU = effective bandwidth an endpoint ring algorithm would need per NPU "
         "(bus bandwidth)"
     )
+    for line in timing_lines({r["fabric"]: r["switch_timing"] for r in rows}):
+        print(line)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from fredfab.model.system.fabric import describe_timing
 from fredfab.model.system.units import GB
 from fredfab.model.training import shipped_workloads
 from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
@@ -69,7 +70,8 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
         "--timing-card",
         type=timing_card,
         metavar="JSON",
-        help="switch timing card for FRED fabrics",
+        help="measured switch timing card for FRED fabrics (default: each fabric's own, "
+        "the built-in card unless its file names one)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -123,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
         f"accumulation {s['accumulation']}"
     )
     print(f"  memory: {e.memory.describe()}")
+    if e.switch_timing:
+        print(f"  switch timing card: {describe_timing(e.switch_timing)}")
     if not e.ok:
         print(f"  does not fit: {e.status}; not estimated")
         return 0
@@ -132,8 +136,6 @@ def run(args: argparse.Namespace) -> int:
         v = e.breakdown[c]
         print(f"    {label:<8}{fmt_time(v):>12}  {100 * v / e.time:5.1f}%")
     print(f"  busiest NPU computes {fmt_time(e.compute_busy)} of it")
-    if e.timing_card:
-        print(f"  switch timing card: {e.timing_card}")
     for n in e.notes:
         print(f"  note: {n}")
     return 0

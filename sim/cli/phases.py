@@ -11,7 +11,7 @@ from fredfab.model.system.units import GB
 from fredfab.sim.cli.arguments import CHUNKS, bounded_int, size, span, timing_card
 from fredfab.sim.cli.collective import fabrics_from
 from fredfab.sim.cli.output import atomic_path, check_file
-from fredfab.sim.cli.report import fmt_bytes, fmt_time
+from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
 
 NAME = "phases"
@@ -39,7 +39,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"chunks ({span(CHUNKS)}; default {DEFAULT_CHUNKS})",
     )
     p.add_argument(
-        "--timing-card", type=timing_card, metavar="JSON", help="switch timing card to use"
+        "--timing-card",
+        type=timing_card,
+        metavar="JSON",
+        help="measured switch timing card (default: each fabric's own, the built-in card "
+        "unless its file names one)",
     )
     p.add_argument("-o", "--output", help="plot file (.png or .svg; default build/phases/...)")
     p.add_argument("--format", choices=("png", "svg"), default="png", help="default plot format")
@@ -59,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.output) if args.output else Path("build/phases") / f"{st}.{args.format}"
         check_file(out, "plot file", (".png", ".svg"))
     table = {}
+    timing = {}
     for fab in fabrics_from(args):
+        timing[fab.name] = fab.timing.to_dict() if fab.switches else None
         res = phase_bandwidth(
             fab,
             st,
@@ -79,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             "strategy": str(st),
             "fabrics": {f: {ph: r.to_dict() for ph, r in res.items()} for f, res in table.items()},
             "plot": str(plot) if plot else None,
+            "switch_timing": timing,
         }
         print(json.dumps(out, indent=1))
         return 0
@@ -97,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
         for ph in phases:
             for fb in res[ph].fallbacks:
                 print(f"  {ph} fallback: {fb}")
+    for line in timing_lines(timing):
+        print(line)
     if plot:
         print(f"plot: {plot}")
     return 0

@@ -8,10 +8,13 @@ from __future__ import annotations
 import math
 import sys
 import time as _time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from fredfab.model.system.fabric import describe_timing
 from fredfab.model.system.units import GIB, KIB, MIB, MS, NS, US, to_ms
 from fredfab.sim.engines.training import CompareResult, SweepResult
 
@@ -51,6 +54,20 @@ def _plot_path(path: str | Path) -> Path:
     return out
 
 
+def timing_lines(per_fabric: Mapping[str, Mapping[str, Any] | None]) -> list[str]:
+    """The switch timing behind a result (fabric name -> SwitchTiming.to_dict(), empty or None
+    for a fabric without switches): one line if every fabric with switches used the same,
+    else one per fabric; none if no fabric has switches."""
+    text = {f: describe_timing(t) for f, t in per_fabric.items() if t}
+    if len(set(text.values())) == 1:
+        return [f"switch timing card: {next(iter(text.values()))}"]
+    return [f"switch timing card of {f}: {d}" for f, d in text.items()]
+
+
+def _timing_of(estimates) -> dict[str, Mapping[str, Any]]:
+    return {e.fabric: e.switch_timing for e in estimates}
+
+
 def format_compare_table(result: CompareResult) -> str:
     """The compare table: time per iteration, breakdown (ms on the critical path) and
     speedup over the baseline, one row per fabric."""
@@ -80,9 +97,7 @@ def format_compare_table(result: CompareResult) -> str:
             f"ZeRO-{s['zero_stage']}, {e0.execution}, recompute {s['recompute']}, "
             f"accumulation {s['accumulation']}"
         )
-    cards = sorted({e.timing_card for e in result.estimates if e.timing_card})
-    if cards:
-        lines.append(f"switch timing card: {', '.join(cards)}")
+    lines += timing_lines(_timing_of(result.estimates))
     for e in result.estimates:
         for n in e.notes:
             lines.append(f"  {e.fabric}: {n}")
@@ -154,6 +169,7 @@ def format_sweep_table(result: SweepResult) -> str:
         )
     for s, r in result.invalid:
         lines.append(f"not applicable: {s}: {r}")
+    lines += timing_lines(_timing_of(result.estimates))
     return "\n".join(lines)
 
 

@@ -103,7 +103,10 @@ class Estimate:
     settings: dict[str, Any] = field(default_factory=dict)
     minibatch: int = 0
     compute_busy: float = 0.0  # the busiest NPU's compute seconds
-    timing_card: str = ""
+    timing_card: str = ""  # the card's file, "built-in", or "" on a fabric without switches
+    #: The switch timing that applied (SwitchTiming.to_dict: card, latency, clock); {} without
+    #: switches.
+    switch_timing: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
     @property
@@ -134,6 +137,7 @@ class Estimate:
             "memory": self.memory.to_dict() if self.memory else None,
             "settings": dict(self.settings),
             "timing_card": self.timing_card,
+            "switch_timing": dict(self.switch_timing),
             "notes": list(self.notes),
         }
 
@@ -225,7 +229,6 @@ def estimate(
         else [(0, wl.num_layers)]
     )
     mem = choose_policy(wl, cfg, npu, ranges)
-    card = fab.timing.card.source or fab.timing.card.simulator if fab.switches else ""
     base = dict(
         workload=wl.name,
         fabric=fab.name,
@@ -234,7 +237,8 @@ def estimate(
         memory=mem,
         settings=_settings(cfg, mem),
         minibatch=cfg.minibatch,
-        timing_card=card,
+        timing_card=fab.timing.card.name if fab.switches else "",
+        switch_timing=fab.timing.to_dict() if fab.switches else {},
     )
     if not mem.fits:
         return Estimate(status="does-not-fit", reason=mem.describe(), **base)
@@ -332,7 +336,8 @@ def compare(
     """One estimate per fabric (default: mesh and FRED-A..D), speedups over the first.
 
     ``timing_card`` (a JSON file in model/timing_card.py's schema, e.g. the card co-simulation
-    writes to build/timing/<variant>.json) replaces the switch timing of every FRED fabric."""
+    writes to build/timing/<variant>.json) replaces the switch timing of every FRED fabric;
+    None keeps each fabric's own (the built-in card unless its file names one)."""
     wl = _workload(workload)
     fabs = list(fabrics)
     out = tuple(

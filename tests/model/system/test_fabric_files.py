@@ -1,6 +1,7 @@
 """Fabric files are read strictly: wrong types, fractional counts and oversized fabrics are
 rejected with one message naming the file, the field and what is allowed."""
 
+import json
 import re
 import textwrap
 
@@ -8,6 +9,7 @@ import pytest
 
 from fredfab.model.system import FabricError, SwitchTiming, load_fabric, shipped_fabrics
 from fredfab.model.system.fabric import MAX_NPUS
+from fredfab.model.timing_card import default_card
 
 TREE = """\
 schema = "fred-fabric/1"
@@ -173,3 +175,37 @@ def test_a_file_can_override_clock_and_flit(tmp_path):
     assert f.timing.datapath_flits_per_cycle(3e12) == pytest.approx(
         base.timing.datapath_flits_per_cycle(3e12)
     )
+
+
+def _measured_card(latency: int) -> dict:
+    d = default_card().to_dict()
+    d["simulator"] = "verilator 5.048"
+    d["latency_cycles"] = latency
+    return d
+
+
+def test_a_file_names_its_card_relative_to_itself(tmp_path, monkeypatch):
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards/fred8.json").write_text(json.dumps(_measured_card(11)))
+    sw = '[switch]\ntiming_card = "cards/fred8.json"'
+    path = _write(tmp_path, TREE.format(**{**GOOD, "switch": sw}))
+    monkeypatch.chdir(tmp_path / "cards")  # the card is found from the file, not from here
+    t = load_fabric(path).timing
+    assert t.card.latency_cycles == 11 and t.card.name == str(tmp_path / "cards/fred8.json")
+    assert t.to_dict()["hop_latency_ns"] == pytest.approx(11.0)
+
+
+def test_the_default_card_ignores_cards_in_the_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "build/timing").mkdir(parents=True)
+    (tmp_path / "build/timing/fred8.json").write_text(json.dumps(_measured_card(11)))
+    monkeypatch.chdir(tmp_path)
+    t = load_fabric("fred-d").timing
+    n = default_card().latency_cycles
+    assert t.card == default_card()
+    assert t.describe() == f"built-in ({n:g} cycles per hop at 1 GHz = {n:g} ns)"
+
+
+def test_a_card_is_a_path_not_a_name_to_look_up(tmp_path):
+    sw = '[switch]\ntiming_card = "fred8"'
+    with pytest.raises(FabricError, match=r"timing_card 'fred8': give \"default\""):
+        load_fabric(_write(tmp_path, TREE.format(**{**GOOD, "switch": sw})))

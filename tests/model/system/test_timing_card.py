@@ -80,18 +80,20 @@ def test_throughput_must_cover_every_kind_and_be_a_fraction():
 
 
 def test_load_reads_a_file_and_the_default_without_one(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no build/timing here
+    monkeypatch.chdir(tmp_path)
     assert load_timing_card(None).simulator == "default"
+    assert load_timing_card(None).name == "built-in"
     d = default_card().to_dict()
     d["simulator"] = "verilator 5.048"
     d["latency_cycles"] = 11
     p = tmp_path / "card.json"
     p.write_text(json.dumps(d))
     card = load_timing_card(p)
-    assert card.latency_cycles == 11 and card.source == str(p)
+    assert card.latency_cycles == 11 and card.source == str(p) and card.name == str(p)
+    # A card where co-simulation writes them is not picked up unless named.
     (tmp_path / "build/timing").mkdir(parents=True)
     (tmp_path / "build/timing/fred8.json").write_text(json.dumps(d))
-    assert load_timing_card(None, variant="fred8").latency_cycles == 11
+    assert load_timing_card(None) == default_card()
     with pytest.raises(TimingCardError, match="does not exist"):
         load_timing_card(tmp_path / "nope.json")
     p.write_text("{not json")
