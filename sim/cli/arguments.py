@@ -44,6 +44,8 @@ ACCUMULATION = (1, 1024)
 COSIM_PHASES = (1, 64)
 COSIM_PACKETS = (1, 1024)
 SEED = (0, 2**32 - 1)
+#: Clock of an ASTRA-sim text workload's compute cycles, GHz.
+ASTRA_CLOCK_GHZ = (0.001, 1000.0)
 
 
 def span(bounds: tuple) -> str:

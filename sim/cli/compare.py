@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
+from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides, workload_from
 from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import format_compare_table, plot_compare
 from fredfab.sim.engines.training import DEFAULT_FABRICS, compare
@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_plot_path(args, PLOT_FOLDER)
     res = compare(
-        args.workload,
+        workload_from(args),
         args.timing_card,
         fabrics=args.fabric or DEFAULT_FABRICS,
         strategy=args.strategy,

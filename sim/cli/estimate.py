@@ -6,14 +6,17 @@ import argparse
 import json
 
 from fredfab.model.system.fabric import describe_timing
-from fredfab.model.system.units import GB
-from fredfab.model.training import shipped_workloads
+from fredfab.model.system.units import GB, GHZ
+from fredfab.model.training import Workload, load_workload, shipped_workloads
+from fredfab.model.training.astra_workload import DEFAULT_CLOCK_HZ
 from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
 from fredfab.sim.cli.arguments import (
     ACCUMULATION,
+    ASTRA_CLOCK_GHZ,
     CHUNKS,
     MICROBATCHES,
     SAMPLES_PER_REPLICA,
+    bounded_float,
     bounded_int,
     span,
     timing_card,
@@ -31,7 +34,15 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
         "--workload",
         required=True,
         metavar="NAME|FILE",
-        help=f"{', '.join(shipped_workloads())}, or a workload TOML file",
+        help=f"{', '.join(shipped_workloads())}, a workload TOML file, or an ASTRA-sim text "
+        "workload (.txt)",
+    )
+    p.add_argument(
+        "--astra-clock-GHz",
+        type=bounded_float(ASTRA_CLOCK_GHZ),
+        metavar="GHZ",
+        help=f"clock of an ASTRA-sim workload's compute cycles ({span(ASTRA_CLOCK_GHZ)}; "
+        f"default {DEFAULT_CLOCK_HZ / GHZ:g}: ASTRA-sim 1.0 counts one cycle per ns)",
     )
     if strategy:
         p.add_argument("--strategy", help="e.g. MP2-DP5-PP2 (default: the workload's)")
@@ -76,6 +87,12 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def workload_from(args: argparse.Namespace) -> Workload:
+    """The --workload, with --astra-clock-GHz applied to an ASTRA-sim text workload."""
+    clock = None if args.astra_clock_GHz is None else args.astra_clock_GHz * GHZ
+    return load_workload(args.workload, astra_clock_hz=clock)
+
+
 def overrides(args: argparse.Namespace) -> dict:
     return {
         "execution": args.execution,
@@ -106,7 +123,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     e = estimate(
-        args.workload,
+        workload_from(args),
         args.fabric,
         args.strategy,
         npu=npu_from(args),

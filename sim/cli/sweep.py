@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fredfab.model.training.workload import load_workload
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import JOBS, bounded_int, span
-from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
+from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides, workload_from
 from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import Progress, format_sweep_table, plot_sweep
 from fredfab.sim.cli.scheduler import check_scheduler
@@ -50,18 +49,19 @@ def run(args: argparse.Namespace) -> int:
     # The settings are checked once, as `fred estimate` checks them, before any strategy runs:
     # a setting no strategy accepts is bad input, not an empty table. PP1 takes one
     # microbatch under every [sweep] rule, so only the settings themselves are judged here.
-    resolve_config(load_workload(args.workload), "MP1-DP1-PP1", sweep=True, **ov)
+    wl = workload_from(args)
+    resolve_config(wl, "MP1-DP1-PP1", sweep=True, **ov)
     check_plot_path(args, PLOT_FOLDER)
     if args.scheduler:
         check_scheduler(args.scheduler)
     res = sweep(
-        args.workload,
+        wl,
         fabrics=args.fabric or DEFAULT_FABRICS,
         timing_card=args.timing_card,
         npu=npu_from(args),
         processes=args.processes,
         scheduler=args.scheduler,
-        progress=Progress(f"sweep {args.workload}"),
+        progress=Progress(f"sweep {wl.name}"),
         **ov,
     )
     if not res.estimates:

@@ -26,6 +26,7 @@ from typing import Any
 
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system import CollectiveRequest, Fabric, Strategy, load_fabric
+from fredfab.model.training.astra_workload import implied_strategy
 from fredfab.model.training.config import NPU, TrainingConfig, config_from_table
 from fredfab.model.training.iteration import stationary, streaming
 from fredfab.model.training.memory import MemoryReport, choose_policy
@@ -217,6 +218,11 @@ def estimate(
     npu = npu or NPU()
     cfg = resolve_config(wl, strategy, sweep=sweep_settings, **overrides)
     fab, comm = _fabric(fabric, timing_card, cfg.chunks)
+    if strategy is None and "strategy" not in wl.training:
+        # An ASTRA-sim workload describes one strategy, which depends on the NPU count.
+        implied = implied_strategy(wl, fab.num_npus)
+        if implied is not None:
+            cfg = resolve_config(wl, implied, sweep=sweep_settings, **overrides)
     st = cfg.strategy
     problem = applicable(wl, cfg, fab.num_npus)
     if problem:
