@@ -146,3 +146,16 @@ def test_found_by_content_and_the_clock_is_for_astra_files_only(tmp_path):
 def test_bad_files_fail_naming_line_and_field(tmp_path, text, message):
     with pytest.raises(WorkloadError, match=message):
         load_workload(_write(tmp_path, text))
+
+
+def test_the_documented_example_loads():
+    from pathlib import Path
+
+    path = Path(__file__).parents[3] / "docs/workloads/astra-hybrid-transformer.txt"
+    wl = load_workload(path)
+    assert [ly.name for ly in wl.layers] == ["embedding", "attention", "mlp"]
+    assert implied_strategy(wl, 20) == "MP2-DP10-PP1"
+    # docs/training-model.md: 2.74 M forward cycles and 5.48 M backward cycles per NPU.
+    fwd = sum(ly.fwd_flops for ly in wl.layers) * REFERENCE_SAMPLES / 2 / RATE
+    bwd = sum(ly.bwd_flops for ly in wl.layers) * REFERENCE_SAMPLES / 2 / RATE
+    assert (fwd, bwd) == (pytest.approx(2.74e-3), pytest.approx(5.48e-3))
