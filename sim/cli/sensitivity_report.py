@@ -59,11 +59,12 @@ def summary_lines(result: SensitivityResult) -> list[str]:
     """Where the baseline turns communication-bound and what the other fabrics give there
     (or at the last value if it never does)."""
     base = result.baseline
-    if not result.points:
-        return []
+    estimated = [p for p in result.points if result.comm_bound(p, base) is not None]
+    if not estimated:
+        return [f"{base} was estimated at no value (see the rows above)"]
     at = result.comm_bound_from(base)
     if at is None:
-        point = result.points[-1]
+        point = estimated[-1]
         head = (
             f"{base} stays compute-bound (exposed communication < compute) up to "
             f"{result.variable} = {_value(point.value)}"
@@ -71,10 +72,9 @@ def summary_lines(result: SensitivityResult) -> list[str]:
     else:
         point = next(p for p in result.points if p.value == at)
         head = f"{base} is communication-bound from {result.variable} = {_value(at)}"
-    out = [head + "; there:"]
-    for f in result.fabrics:
-        if f == base:
-            continue
+    others = [f for f in result.fabrics if f != base]
+    out = [head + ("; there:" if others else "")]
+    for f in others:
         sp, red = result.speedup(point, f), result.reduction(point, f)
         if sp is None:
             out.append(f"  {f}: not estimated")
@@ -101,6 +101,7 @@ def plot_sensitivity(result: SensitivityResult, path: str | Path) -> Path:
     var = VARIABLES[result.variable]
     xs = [p.value for p in result.points]
     fig, axes = plt.subplots(3, 1, figsize=(6.4, 8.0), sharex=True)
+    positive = False
     for k, f in enumerate(result.fabrics):
         sp, red, ratio = [], [], []
         for p in result.points:
@@ -115,19 +116,28 @@ def plot_sensitivity(result: SensitivityResult, path: str | Path) -> Path:
         if f != result.baseline:
             axes[1].plot(xs, red, **style)
         axes[2].plot(xs, ratio, **style)
+        positive |= any(r > 0 for r in ratio if not math.isnan(r))
     axes[0].set_ylabel(f"speedup over {result.baseline}")
     axes[1].set_ylabel(f"exposed comm. reduction\nvs {result.baseline} (%)")
     axes[2].set_ylabel("exposed comm. / compute")
     axes[2].axhline(1.0, color="k", lw=0.8, ls="--")
     axes[2].text(xs[0], 1.0, " communication-bound above", va="bottom", fontsize=7)
     axes[2].set_xlabel(var.label)
+    # Limits from the values, not the data: points that do not fit leave no data.
+    lo, hi = min(xs), max(xs)
     if var.log:
         axes[2].set_xscale("log")
+        axes[2].set_xlim(lo / 1.25, hi * 1.25)
+    else:
+        pad = 0.05 * (hi - lo) or 0.05 * abs(lo) or 1.0
+        axes[2].set_xlim(lo - pad, hi + pad)
+    if positive:  # a log axis needs a positive value (none if nothing fits, or no comm)
         axes[2].set_yscale("log")
     axes[0].set_title(f"{result.workload}, {result.strategy}: sensitivity to {result.variable}")
     for a in axes:
         a.grid(alpha=0.3)
-        a.legend(fontsize="small", ncol=3)
+        if a.get_legend_handles_labels()[0]:  # the reduction panel is empty without others
+            a.legend(fontsize="small", ncol=3)
     fig.tight_layout()
     fig.savefig(out)
     plt.close(fig)

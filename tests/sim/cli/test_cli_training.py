@@ -125,3 +125,14 @@ def test_sensitivity_table_names_the_turning_point(capsys):
     out = capsys.readouterr().out
     assert "mesh-5x4 is communication-bound from tflops = 40000; there:" in out
     assert "fred-d:" in out and "x faster" in out
+
+
+def test_sensitivity_where_nothing_fits_still_reports_and_plots(tmp_path, capsys):
+    plot = tmp_path / "none.png"
+    argv = ["sensitivity", "--workload", "transformer-17b", "--fabric", "mesh", "--hbm-GB", "10"]
+    argv += ["--vary", "samples", "--values", "16,128", "-o", str(plot)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("does-not-fit") == 2
+    assert "mesh-5x4 was estimated at no value" in out
+    assert plot.read_bytes().startswith(b"\x89PNG")
