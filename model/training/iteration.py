@@ -42,7 +42,7 @@ import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.training.config import NPU, TrainingConfig
-from fredfab.model.training.parallel import Layout
+from fredfab.model.training.parallel import Layout, mp_split
 from fredfab.model.training.timeline import Timeline
 from fredfab.model.training.workload import FP16, Workload
 
@@ -75,7 +75,8 @@ def layer_costs(
 ) -> LayerCosts:
     a = wl.arrays()
     st = cfg.strategy
-    div = np.where(a["split"], st.mp, 1).astype(float)
+    # The slowest MP rank's share of each split layer (1/MP unless the heads split unevenly).
+    div = np.where(a["split"], mp_split(wl, st.mp).divisor, 1).astype(float)
     wbytes = FP16 * a["params"] / div
     rate = npu.peak_flops * npu.efficiency
     hbm_f = a["hbm_bytes"] * b / div + wbytes

@@ -21,6 +21,7 @@ import numpy as np
 
 from fredfab.model.system.units import GB
 from fredfab.model.training.config import NPU, TrainingConfig
+from fredfab.model.training.parallel import mp_split
 from fredfab.model.training.workload import FP16, Workload
 
 
@@ -88,7 +89,8 @@ def memory(
 ) -> MemoryReport:
     a = wl.arrays()
     st = cfg.strategy
-    div = np.where(a["split"], st.mp, 1)
+    # The footprint of the MP rank with the largest share (uneven head splits).
+    div = np.where(a["split"], mp_split(wl, st.mp).divisor, 1)
     params = a["params"] / div
     stash = a["stash_bytes"] / div + a["stash_replicated_bytes"]
     ckpt = a["in_bytes"]

@@ -8,12 +8,14 @@ m + MP (p + PP d), the numbering fredfab.model.system.placement.Strategy uses. O
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from fredfab.model.system.placement import Strategy
 from fredfab.model.training.config import parse_placement
+from fredfab.model.training.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,60 @@ class Layout:
         return [
             (self.npu(m, src, d), self.npu(m, dst, d)) for d in range(s.dp) for m in range(s.mp)
         ]
+
+
+@dataclass(frozen=True)
+class MPSplit:
+    """How the MP ranks share a model's split layers.
+
+    A transformer splits by attention heads (Megatron: each rank owns whole heads and the
+    matching columns of the MLP and vocabulary). When MP does not divide the heads, ranks get
+    ceil(heads / MP) or floor(heads / MP) of them; the slowest rank, with the ceiling, sets
+    the time of every split layer and its memory the footprint. Assumption: the MLP and the
+    vocabulary follow the heads' proportion (the rank with the most heads owns that share of
+    every split layer), an upper bound since they could be split more finely. ``units`` None
+    means the split layers divide evenly at any MP (explicit layer lists)."""
+
+    mp: int
+    units: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.units is not None and self.mp > self.units:
+            raise ValueError(f"MP {self.mp} exceeds the {self.units} heads (a rank would get none)")
+
+    @property
+    def even(self) -> bool:
+        return self.units is None or self.units % self.mp == 0
+
+    @property
+    def largest(self) -> int:
+        """Heads of the slowest rank."""
+        return self.units if self.units is None else math.ceil(self.units / self.mp)
+
+    @property
+    def divisor(self) -> float:
+        """A split layer's work divided by this is the slowest rank's share (MP when even)."""
+        if self.even:
+            return self.mp
+        return self.units / self.largest
+
+    def note(self) -> str:
+        """One line for the output when the split is uneven ("" when even)."""
+        if self.even:
+            return ""
+        return (
+            f"uneven head split: MP {self.mp} over {self.units} heads gives ranks "
+            f"{self.largest} or {self.units // self.mp} heads; the ranks with {self.largest} "
+            f"set the time ({self.mp / self.divisor:.3f}x an even split's share)"
+        )
+
+
+def mp_split(wl: Workload, mp: int) -> MPSplit:
+    """The MP split of ``wl``: uneven over a transformer's heads; other workloads (ResNet
+    channels, explicit layers) split evenly, and must be given an MP they allow
+    (``Workload.mp_divides``, checked by the engine)."""
+    heads = wl.shape.get("heads") if "heads" in wl.shape and "hidden" in wl.shape else None
+    return MPSplit(mp, int(heads) if heads is not None else None)
 
 
 def factorizations(n: int) -> list[Strategy]:

@@ -26,6 +26,23 @@ from dataclasses import dataclass
 CATEGORIES = ("compute", "bubble", "input", "dp", "mp", "pp", "weights")
 #: Categories a task may be given ("bubble" is derived).
 TASK_CATEGORIES = ("compute", "input", "dp", "mp", "pp", "weights")
+#: Exposed communication by kind, from the breakdown's communication categories: MP, DP and
+#: PP collectives, and I/O streaming (microbatch inputs, and under weight streaming the weight
+#: loads and gradient reductions, all through the I/O controllers). Seen from the reference
+#: NPU, the iteration time is exactly compute + bubble + the sum of these: exposed
+#: communication is the time the NPU waits for (or is blocked by) a transfer, the bubble is
+#: the time it waits for another stage's compute (pipeline fill, drain and imbalance).
+EXPOSED_KINDS: dict[str, tuple[str, ...]] = {
+    "mp": ("mp",),
+    "dp": ("dp",),
+    "pp": ("pp",),
+    "io": ("input", "weights"),
+}
+
+
+def exposed(breakdown: dict[str, float]) -> dict[str, float]:
+    """Exposed communication per kind (EXPOSED_KINDS) of a breakdown, in seconds."""
+    return {k: sum(breakdown.get(c, 0.0) for c in cats) for k, cats in EXPOSED_KINDS.items()}
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ COMMANDS = (
     "estimate",
     "compare",
     "sweep",
+    "sensitivity",
     "cost",
 )
 

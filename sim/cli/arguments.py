@@ -40,6 +40,8 @@ RESOLUTION_NS = (0.0, 1e6)
 MICROBATCHES = (1, 1024)
 SAMPLES_PER_REPLICA = (1, 2**20)
 ACCUMULATION = (1, 1024)
+#: Values of `fred sensitivity --values` (each is one comparison over every fabric).
+MAX_SENSITIVITY_VALUES = 32
 #: cosim traffic: phases of --flows traffic and packets per flow and phase.
 COSIM_PHASES = (1, 64)
 COSIM_PACKETS = (1, 1024)

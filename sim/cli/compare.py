@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
         fabrics=args.fabric or DEFAULT_FABRICS,
         strategy=args.strategy,
         npu=npu_from(args),
+        ignore_memory=args.ignore_memory,
         **overrides(args),
     )
     return print_with_plot(args, res, PLOT_FOLDER, plot_compare, format_compare_table)

@@ -21,7 +21,7 @@ from fredfab.sim.cli.arguments import (
     span,
     timing_card,
 )
-from fredfab.sim.cli.report import LABELS, fmt_time
+from fredfab.sim.cli.report import EXPOSED_LABELS, LABELS, fmt_time
 from fredfab.sim.engines.training import estimate
 
 NAME = "estimate"
@@ -84,6 +84,11 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
         help="measured switch timing card for FRED fabrics (default: each fabric's own, "
         "the built-in card unless its file names one)",
     )
+    p.add_argument(
+        "--ignore-memory",
+        action="store_true",
+        help="estimate strategies that exceed HBM anyway (flagged as such in the output)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -128,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         args.strategy,
         npu=npu_from(args),
         timing_card=args.timing_card,
+        ignore_memory=args.ignore_memory,
         **overrides(args),
     )
     if args.json:
@@ -147,11 +153,18 @@ def run(args: argparse.Namespace) -> int:
     if not e.ok:
         print(f"  does not fit: {e.status}; not estimated")
         return 0
+    if not e.fits:
+        print("  EXCEEDS HBM CAPACITY: estimated anyway (--ignore-memory); it cannot run as is")
     print(f"  time per iteration: {fmt_time(e.time)} ({e.throughput:.4g} samples/s)")
     print("  critical path:")
     for c, label in LABELS.items():
         v = e.breakdown[c]
         print(f"    {label:<8}{fmt_time(v):>12}  {100 * v / e.time:5.1f}%")
+    ex = ", ".join(f"{EXPOSED_LABELS[k]} {fmt_time(v)}" for k, v in e.exposed.items())
+    print(
+        f"  exposed communication {fmt_time(e.exposed_comm)} ({ex}); bubble "
+        f"{fmt_time(e.breakdown['bubble'])} apart"
+    )
     print(f"  busiest NPU computes {fmt_time(e.compute_busy)} of it")
     for n in e.notes:
         print(f"  note: {n}")

@@ -87,7 +87,7 @@ def format_compare_table(result: CompareResult) -> str:
         row = f"{e.fabric:<10}{to_ms(e.time):>11.2f}"
         row += "".join(f"{to_ms(e.breakdown[c]):>10.2f}" for c in cats)
         row += f"{sp:>8.2f}x" if sp is not None else f"{'-':>9}"
-        lines.append(row)
+        lines.append(row + ("  ! exceeds HBM (--ignore-memory)" if not e.fits else ""))
     ok = [e for e in result.estimates if e.ok]
     if ok:
         e0 = ok[0]
@@ -156,10 +156,14 @@ def format_sweep_table(result: SweepResult) -> str:
             elif not e.ok:
                 txt = "no fit"
             else:
-                txt = f"{e.throughput:.2f}" + ("*" if best.get(f) is e else "")
+                mark = "*" if best.get(f) is e else "!" if not e.fits else ""
+                txt = f"{e.throughput:.2f}{mark}"
             row += f"{txt:>11}"
         lines.append(row)
-    lines.append("* best strategy per fabric; 'no fit': exceeds HBM capacity")
+    lines.append(
+        "* best strategy per fabric; 'no fit': exceeds HBM capacity; "
+        "! exceeds HBM capacity, estimated anyway (--ignore-memory), never ranked best"
+    )
     spread = result.spread()
     for f, e in best.items():
         lines.append(
@@ -169,7 +173,53 @@ def format_sweep_table(result: SweepResult) -> str:
         )
     for s, r in result.invalid:
         lines.append(f"not applicable: {s}: {r}")
+    # One note per uneven MP degree, in the order the strategies appear.
+    notes = dict.fromkeys(n for e in result.estimates for n in e.notes if n.startswith("uneven"))
+    lines += [f"note: {n}" for n in notes]
     lines += timing_lines(_timing_of(result.estimates))
+    lines += ["", format_sweep_study(result)]
+    return "\n".join(lines)
+
+
+#: Exposed-communication kinds (Estimate.exposed), in table order.
+EXPOSED_LABELS = {"mp": "MP", "dp": "DP", "pp": "PP", "io": "I/O"}
+
+
+def format_sweep_study(result: SweepResult) -> str:
+    """Per strategy and fabric: compute, bubble and exposed communication by kind (ms, seen
+    from the busiest NPU), throughput, and the exposed communication's reduction against
+    the baseline fabric; then the mean reduction per fabric."""
+    base = result.baseline
+    lines = [
+        f"{result.workload}: per strategy and fabric, ms per iteration (compute + bubble + "
+        f"exposed MP, DP, PP, I/O = time); reduction of exposed communication vs {base}"
+    ]
+    head = (
+        f"{'strategy':<16}{'fabric':<10}{'compute':>10}{'bubble':>9}"
+        + "".join(f"{v:>9}" for v in EXPOSED_LABELS.values())
+        + f"{'exposed':>9}{'samples/s':>11}{'vs ' + base:>14}"
+    )
+    lines += [head, "-" * len(head)]
+    for s in dict.fromkeys(e.strategy for e in result.estimates):
+        for e in (x for x in result.estimates if x.strategy == s):
+            row = f"{s:<16}{e.fabric:<10}"
+            if not e.ok:
+                lines.append(row + f"  {e.status}")
+                continue
+            ex = e.exposed
+            row += f"{to_ms(e.breakdown['compute']):>10.1f}{to_ms(e.breakdown['bubble']):>9.1f}"
+            row += "".join(f"{to_ms(ex[k]):>9.2f}" for k in EXPOSED_LABELS)
+            row += f"{to_ms(e.exposed_comm):>9.2f}{e.throughput:>10.2f}{'!' if not e.fits else ' '}"
+            r = result.reduction(e)
+            row += f"{'-' if r is None else f'{100 * r:.1f}%':>14}"
+            lines.append(row)
+    lines.append("! exceeds HBM capacity (estimated with --ignore-memory)")
+    for f, (m, n) in result.mean_reduction().items():
+        if f != base:
+            lines.append(
+                f"{f}: exposes {100 * m:.1f}% less communication than {base} on average "
+                f"over {n} strategies"
+            )
     return "\n".join(lines)
 
 
@@ -178,24 +228,64 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     out = _plot_path(path)
     fabs = list(dict.fromkeys(e.fabric for e in result.estimates))
     strategies = list(dict.fromkeys(e.strategy for e in result.estimates))
-    fig, ax = plt.subplots(figsize=(max(6.4, 0.5 * len(strategies) + 2), 4.0))
+    cell = {(e.fabric, e.strategy): e for e in result.estimates}
+    fig, (ax, ax2, ax3) = plt.subplots(
+        3, 1, figsize=(max(6.4, 0.5 * len(strategies) + 2), 10.0), sharex=True
+    )
     width = 0.8 / max(len(fabs), 1)
+    x0 = np.arange(len(strategies))
     for k, f in enumerate(fabs):
-        ys = []
-        for s in strategies:
-            e = next((x for x in result.estimates if x.fabric == f and x.strategy == s), None)
-            ys.append(e.throughput if e is not None and e.ok else math.nan)
-        xs = np.arange(len(strategies)) + (k - (len(fabs) - 1) / 2) * width
-        ax.bar(xs, ys, width, label=f)
-    ax.set_xticks(range(len(strategies)), strategies, rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("training throughput (samples/s)")
-    ax.set_title(f"{result.workload}: strategy sweep (missing bars: does not fit)")
-    ax.legend(fontsize="small", ncol=min(len(fabs), 5))
-    ax.grid(axis="y", alpha=0.3)
+        xs = x0 + (k - (len(fabs) - 1) / 2) * width
+        es = [cell.get((f, s)) for s in strategies]
+        ok = [e is not None and e.ok for e in es]
+        ys = [e.throughput if good else math.nan for e, good in zip(es, ok, strict=True)]
+        bars = ax.bar(xs, ys, width, color=f"C{k}")
+        for b, e, good in zip(bars, es, ok, strict=True):
+            if good and not e.fits:  # estimated with --ignore-memory: hatched
+                b.set_hatch("//")
+        red = [result.reduction(e) if good else None for e, good in zip(es, ok, strict=True)]
+        ax2.bar(xs, [math.nan if r is None else 100 * r for r in red], width, color=f"C{k}")
+        # Exposed communication by kind, stacked, with the bubble on top.
+        bottom = np.zeros(len(strategies))
+        for j, kind in enumerate((*EXPOSED_LABELS, "bubble")):
+            vals = np.array(
+                [
+                    to_ms(e.breakdown["bubble"] if kind == "bubble" else e.exposed[kind])
+                    if good
+                    else 0.0
+                    for e, good in zip(es, ok, strict=True)
+                ]
+            )
+            ax3.bar(
+                xs,
+                vals,
+                width,
+                bottom=bottom,
+                color=plt.get_cmap("Set2")(j),
+                label=(EXPOSED_LABELS.get(kind, kind) if k == 0 else None),
+            )
+            bottom += vals
+    ax.set_ylabel("throughput (samples/s)")
+    ax.set_title(
+        f"{result.workload}: strategy sweep (missing bars: does not fit or not applicable; "
+        "hatched: exceeds HBM)",
+        fontsize=9,
+    )
+    # Legend patches of their own: the first bar of a fabric may be hatched.
+    handles = [Patch(facecolor=f"C{k}", label=f) for k, f in enumerate(fabs)]
+    ax.legend(handles=handles, fontsize="small", ncol=min(len(fabs), 5))
+    ax2.set_ylabel(f"exposed comm. reduction\nvs {result.baseline} (%)")
+    ax2.axhline(0, color="k", lw=0.5)
+    ax3.set_ylabel("exposed comm. + bubble (ms)\nbars: " + ", ".join(fabs), fontsize=8)
+    ax3.legend(fontsize="small", ncol=5)
+    for a in (ax, ax2, ax3):
+        a.grid(axis="y", alpha=0.3)
+    ax3.set_xticks(range(len(strategies)), strategies, rotation=60, ha="right", fontsize=7)
     fig.tight_layout()
     fig.savefig(out)
     plt.close(fig)

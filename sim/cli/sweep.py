@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         processes=args.processes,
         scheduler=args.scheduler,
         progress=Progress(f"sweep {wl.name}"),
+        ignore_memory=args.ignore_memory,
         **ov,
     )
     if not res.estimates:

@@ -30,8 +30,8 @@ from fredfab.model.training.astra_workload import implied_strategy
 from fredfab.model.training.config import NPU, TrainingConfig, config_from_table
 from fredfab.model.training.iteration import stationary, streaming
 from fredfab.model.training.memory import MemoryReport, choose_policy
-from fredfab.model.training.parallel import Layout, factorizations, split_stages
-from fredfab.model.training.timeline import CATEGORIES
+from fredfab.model.training.parallel import Layout, factorizations, mp_split, split_stages
+from fredfab.model.training.timeline import CATEGORIES, exposed
 from fredfab.model.training.workload import Workload, load_workload
 from fredfab.sim.engines.system import simulate
 
@@ -119,6 +119,23 @@ class Estimate:
         """Samples per second."""
         return self.minibatch / self.time if self.ok and self.time else None
 
+    @property
+    def fits(self) -> bool:
+        """The strategy fits in HBM. False with status "ok" only for an estimate made with
+        ``ignore_memory``; such an estimate is flagged wherever it is shown."""
+        return self.memory is None or self.memory.fits
+
+    @property
+    def exposed(self) -> dict[str, float]:
+        """Exposed communication per kind (mp, dp, pp, io), seconds; the bubble is not in it:
+        time = compute + bubble + sum(exposed) (fredfab.model.training.timeline.exposed)."""
+        return exposed(self.breakdown) if self.ok else {}
+
+    @property
+    def exposed_comm(self) -> float | None:
+        """All exposed communication, seconds (the bubble apart)."""
+        return sum(self.exposed.values()) if self.ok else None
+
     def to_dict(self) -> dict:
         return {
             "workload": self.workload,
@@ -129,9 +146,10 @@ class Estimate:
             "reason": self.reason,
             "time_s": self.time,
             "breakdown_s": dict(self.breakdown),
-            "exposed_comm_s": (self.time - self.breakdown.get("compute", 0.0))
-            if self.time is not None
-            else None,
+            "exposed_comm_s": self.exposed_comm,
+            "exposed_s": self.exposed,
+            "bubble_s": self.breakdown.get("bubble") if self.ok else None,
+            "fits": self.fits,
             "compute_busy_s": self.compute_busy,
             "minibatch": self.minibatch,
             "samples_per_s": self.throughput,
@@ -204,6 +222,7 @@ def estimate(
     npu: NPU | None = None,
     timing_card: str | Path | None = None,
     sweep_settings: bool = False,
+    ignore_memory: bool = False,
     **overrides: Any,
 ) -> Estimate:
     """Estimate one training iteration of ``workload`` on ``fabric``.
@@ -212,7 +231,9 @@ def estimate(
     microbatches, samples_per_replica, zero_stage, placement, recompute, accumulation,
     pipeline, chunks, ...) replace the workload's [training] defaults; ``sweep_settings``
     uses its [sweep] batch and microbatch rule. Strategies that cannot apply raise
-    ValueError; strategies that do not fit in memory return status "does-not-fit".
+    ValueError; strategies that do not fit in memory return status "does-not-fit", unless
+    ``ignore_memory``: then they are estimated anyway (with the memory policy that needs the
+    least HBM, the last one tried) and flagged (``Estimate.fits`` False, and a note).
     """
     wl = _workload(workload)
     npu = npu or NPU()
@@ -246,8 +267,11 @@ def estimate(
         timing_card=fab.timing.card.name if fab.switches else "",
         switch_timing=fab.timing.to_dict() if fab.switches else {},
     )
+    notes = [n for n in (mp_split(wl, st.mp).note(),) if n]
     if not mem.fits:
-        return Estimate(status="does-not-fit", reason=mem.describe(), **base)
+        if not ignore_memory:
+            return Estimate(status="does-not-fit", reason=mem.describe(), **base)
+        notes.append(f"does not fit, estimated anyway (ignore memory): {mem.describe()}")
     if cfg.execution == "weight-stationary":
         tl = stationary(wl, cfg, npu, layout, comm, ranges, mem.recompute)
     else:
@@ -262,7 +286,7 @@ def estimate(
         time=sch.makespan,
         breakdown={k: sch.breakdown[k] for k in CATEGORIES},
         compute_busy=busy,
-        notes=tuple(sorted(comm.fallbacks)),
+        notes=tuple(notes) + tuple(sorted(comm.fallbacks)),
         **base,
     )
 
@@ -298,8 +322,12 @@ def applicable(wl: Workload, cfg: TrainingConfig, npus: int) -> str:
             f"strategy {st} uses {st.workers} NPUs; the fabric has {npus} "
             "(MP x DP x PP must equal it)"
         )
-    if wl.mp_divides is not None and wl.mp_divides % st.mp:
-        return f"MP {st.mp} does not divide the model ({wl.mp_divides} heads or channels)"
+    split = mp_split(wl, st.mp) if st.mp <= (wl.shape.get("heads") or st.mp) else None
+    if split is None:
+        return f"MP {st.mp} exceeds the model's {wl.shape['heads']} heads (a rank would get none)"
+    # Heads may split unevenly (MPSplit); ResNet channels and explicit layers must divide.
+    if split.units is None and wl.mp_divides is not None and wl.mp_divides % st.mp:
+        return f"MP {st.mp} does not divide the model ({wl.mp_divides} channels or units)"
     if st.pp > wl.num_layers:
         return f"PP {st.pp} exceeds the {wl.num_layers} layers"
     if cfg.execution == "weight-stationary" and cfg.accumulation > 1:
@@ -365,7 +393,9 @@ class SweepResult:
         in minibatch (DP x samples per replica), so time per iteration is not comparable."""
         out: dict[str, Estimate] = {}
         for e in self.estimates:
-            if e.ok and (e.fabric not in out or e.throughput > out[e.fabric].throughput):
+            if not (e.ok and e.fits):  # strategies estimated with ignore_memory cannot run
+                continue
+            if e.fabric not in out or e.throughput > out[e.fabric].throughput:
                 out[e.fabric] = e
         return out
 
@@ -373,16 +403,53 @@ class SweepResult:
         """Per fabric: best / worst throughput among strategies that fit."""
         out: dict[str, float] = {}
         for f in dict.fromkeys(e.fabric for e in self.estimates):
-            ts = [e.throughput for e in self.estimates if e.fabric == f and e.ok]
+            ts = [e.throughput for e in self.estimates if e.fabric == f and e.ok and e.fits]
             if ts:
                 out[f] = max(ts) / min(ts)
+        return out
+
+    @property
+    def baseline(self) -> str:
+        """The fabric reductions are measured against: the first one swept (the mesh by
+        default)."""
+        return self.estimates[0].fabric if self.estimates else ""
+
+    def reduction(self, e: Estimate) -> float | None:
+        """How much less communication ``e`` exposes than the baseline fabric with the same
+        strategy: 1 - exposed / baseline's exposed (0.25 = a quarter less; negative = more).
+        None when either was not estimated or the baseline exposes none."""
+        base = next(
+            (x for x in self.estimates if x.fabric == self.baseline and x.strategy == e.strategy),
+            None,
+        )
+        if base is None or not (base.ok and e.ok) or not base.exposed_comm:
+            return None
+        return 1.0 - e.exposed_comm / base.exposed_comm
+
+    def mean_reduction(self) -> dict[str, tuple[float, int]]:
+        """Per fabric: the mean of ``reduction`` over the strategies where it is defined, and
+        how many strategies that is."""
+        out: dict[str, tuple[float, int]] = {}
+        for f in dict.fromkeys(e.fabric for e in self.estimates):
+            found = (self.reduction(e) for e in self.estimates if e.fabric == f)
+            rs = [r for r in found if r is not None]
+            if rs:
+                out[f] = (sum(rs) / len(rs), len(rs))
         return out
 
     def to_dict(self) -> dict:
         return {
             "workload": self.workload,
+            "baseline": self.baseline,
             "best": {f: e.to_dict() for f, e in self.best().items()},
             "spread": self.spread(),
+            "mean_exposed_reduction": {
+                f: {"mean": m, "strategies": n} for f, (m, n) in self.mean_reduction().items()
+            },
+            "exposed_reduction": [
+                {"fabric": e.fabric, "strategy": e.strategy, "reduction": self.reduction(e)}
+                for e in self.estimates
+            ],
             "invalid": [{"strategy": s, "reason": r} for s, r in self.invalid],
             "estimates": [e.to_dict() for e in self.estimates],
         }

@@ -217,6 +217,29 @@ COMMANDS: dict[str, tuple[list[str], dict[str, st.SearchStrategy[str]]]] = {
             "--output": bad_plot(),
         },
     ),
+    "sensitivity": (
+        [
+            "sensitivity",
+            "--workload=resnet-152",
+            "--fabric=mesh",
+            "--vary=efficiency",
+            "--values=0.4,0.5",
+            "--output=s.svg",
+        ],
+        {
+            **TRAINING,
+            "--fabric": FABRIC,
+            "--strategy": STRATEGY,
+            "--vary": bad_choice(),
+            # Efficiency values: out of 0.01..1, not numbers, empty items, too many.
+            "--values": st.one_of(
+                st.sampled_from(["", ",", "0.5,,0.6", "x", "nan", "inf", "1e999", "0,0.5"]),
+                bad_float((0.01, 1.0)),
+                st.just(",".join(["0.5"] * (A.MAX_SENSITIVITY_VALUES + 1))),
+            ),
+            "--output": bad_plot(),
+        },
+    ),
     "cost": (
         ["cost", "--ports=4", "--out=out"],
         {
@@ -316,6 +339,10 @@ def test_one_bad_argument_is_one_line_and_exit_2(command, data, scratch, capsys)
         ["phases", "--fabric=mesh", "--strategy=MP2-DP5-PP2", "--size=1MiB"],
         ["compare", "--workload=resnet-152", "--fabric=mesh"],
         ["sweep", "--workload=resnet-152", "--fabric=mesh", "-j", "1"],
+        ["sensitivity", "--workload=resnet-152", "--fabric=mesh"],
+        # A ResNet has no sequence length to vary.
+        ["sensitivity", "--workload=resnet-152", "--vary=seq", "--no-plot"],
+        ["sensitivity", "--workload=transformer-17b", "--vary=samples", "--values=0.5"],
         ["cost", "--ports=4"],
     ],
 )

@@ -70,3 +70,69 @@ def test_bad_input_is_one_line_and_exit_2(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("fred ") and "\n" not in err
+
+
+def test_estimate_ignore_memory_is_flagged(capsys):
+    argv = ["estimate", "--workload", "transformer-17b", "--strategy", "MP1-DP20-PP1"]
+    assert main(argv + ["--hbm-GB", "40", "--ignore-memory"]) == 0
+    out = capsys.readouterr().out
+    assert "EXCEEDS HBM CAPACITY" in out and "time per iteration" in out
+    assert main(argv + ["--hbm-GB", "40", "--ignore-memory", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["status"] == "ok" and d["fits"] is False and not d["memory"]["fits"]
+
+
+def test_estimate_uneven_heads_note(capsys):
+    argv = ["estimate", "--workload", "transformer-17b", "--strategy", "MP10-DP2-PP1"]
+    assert main(argv + ["--microbatches", "1"]) == 0
+    assert "note: uneven head split: MP 10 over 28 heads gives ranks 3 or 2" in (
+        capsys.readouterr().out
+    )
+
+
+def test_sweep_study_table(capsys):
+    argv = ["sweep", "--workload", "transformer-17b", "--fabric", "mesh", "--fabric", "fred-d"]
+    assert main(argv + ["-j", "2", "--no-plot", "--ignore-memory"]) == 0
+    out = capsys.readouterr().out
+    assert "not applicable" not in out  # MP 5, 10, 20 now run on 28 heads
+    # Pure DP exceeds 80 GB: estimated, and flagged on both fabrics.
+    row = next(r for r in out.splitlines() if r.startswith("MP1-DP20-PP1"))
+    assert row.count("!") == 2
+    study = out.split("reduction of exposed communication vs mesh-5x4")[1]
+    rows = [r for r in study.splitlines() if r.startswith("MP")]
+    assert len(rows) == 36  # 18 strategies x 2 fabrics
+    assert "fred-d: exposes" in out and "on average over 18 strategies" in out
+
+
+def test_sensitivity_json_and_plot(tmp_path, capsys):
+    plot = tmp_path / "s.svg"
+    argv = ["sensitivity", "--workload", "resnet-152", "--fabric", "mesh", "--fabric", "fred-d"]
+    argv += ["--vary", "link-bw", "--values", "2,0.5", "-o", str(plot), "--json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [p["value"] for p in d["points"]] == [0.5, 2.0]  # sorted
+    assert d["baseline"] == "mesh-5x4" and d["plot"] == str(plot)
+    for p in d["points"]:
+        mesh, fred = p["fabrics"]
+        assert fred["speedup"] == pytest.approx(mesh["time_s"] / fred["time_s"])
+        assert fred["comm_bound"] == (fred["exposed_comm_s"] >= fred["breakdown_s"]["compute"])
+    assert plot.read_text().lstrip().startswith("<?xml")
+
+
+def test_sensitivity_table_names_the_turning_point(capsys):
+    argv = ["sensitivity", "--workload", "transformer-17b", "--fabric", "mesh"]
+    assert main(argv + ["--fabric", "fred-d", "--values", "989,40000", "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "mesh-5x4 is communication-bound from tflops = 40000; there:" in out
+    assert "fred-d:" in out and "x faster" in out
+
+
+def test_sensitivity_where_nothing_fits_still_reports_and_plots(tmp_path, capsys):
+    plot = tmp_path / "none.png"
+    argv = ["sensitivity", "--workload", "transformer-17b", "--fabric", "mesh", "--hbm-GB", "10"]
+    argv += ["--vary", "samples", "--values", "16,128", "-o", str(plot)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("does-not-fit") == 2
+    assert "mesh-5x4 was estimated at no value" in out
+    assert plot.read_bytes().startswith(b"\x89PNG")

@@ -112,15 +112,20 @@ def test_does_not_fit_is_reported_not_estimated():
 
 
 @pytest.mark.parametrize(
-    "strategy, msg",
-    [("MP2-DP5-PP1", "equal"), ("MP5-DP4-PP1", "heads"), ("MP1-DP1-PP20", None)],
+    "workload, strategy, msg",
+    [
+        ("transformer-17b", "MP2-DP5-PP1", "equal"),
+        ("resnet-152", "MP5-DP4-PP1", "channels"),  # ResNet channels split evenly only
+        ("transformer-17b", "MP1-DP1-PP20", None),
+        ("transformer-17b", "MP5-DP4-PP1", None),  # 28 heads split 6/5 (uneven)
+    ],
 )
-def test_inapplicable_strategies(strategy, msg):
+def test_inapplicable_strategies(workload, strategy, msg):
     if msg is None:  # 20 stages of an 80-layer model are fine
-        assert estimate("transformer-17b", "fred-c", strategy, microbatches=1).status
+        assert estimate(workload, "fred-c", strategy, microbatches=1).status
         return
     with pytest.raises(ValueError, match=msg):
-        estimate("transformer-17b", "fred-c", strategy)
+        estimate(workload, "fred-c", strategy)
 
 
 def test_placement_matters_on_the_mesh_only_where_groups_move():

@@ -1,0 +1,105 @@
+"""`fred sensitivity`: FRED's speedup over the mesh and its reduction of exposed communication
+as one setting varies (NPU compute, efficiency, sequence length, samples, link bandwidth)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from fredfab.sim.cli.arguments import MAX_SENSITIVITY_VALUES, span
+from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
+from fredfab.sim.cli.output import atomic_path, check_plot_path
+from fredfab.sim.cli.report import Progress
+from fredfab.sim.cli.sensitivity_report import format_sensitivity_table, plot_sensitivity
+from fredfab.sim.engines.sensitivity import VARIABLES, check_values, sensitivity
+from fredfab.sim.engines.training import DEFAULT_FABRICS
+
+NAME = "sensitivity"
+HELP = (
+    "speedup over the mesh and exposed-communication reduction as NPU compute (or another "
+    "setting) varies; where a workload turns communication-bound"
+)
+PLOT_FOLDER = Path("build/sensitivity")
+
+
+def value_list(text: str) -> list[float]:
+    """An argparse type: comma-separated finite numbers (their range depends on --vary and
+    is checked by the command)."""
+    parts = [t.strip() for t in text.split(",")]
+    if not text.strip() or len(parts) > MAX_SENSITIVITY_VALUES:
+        raise argparse.ArgumentTypeError(
+            f"give 1..{MAX_SENSITIVITY_VALUES} comma-separated numbers, got {text!r}"
+        )
+    out = []
+    for t in parts:
+        try:
+            v = float(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{t!r} is not a number") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"{t!r} is not a finite number")
+        out.append(v)
+    return out
+
+
+def _vary_help() -> str:
+    lines = [
+        f"{v.name}: {v.help} (default values {', '.join(f'{x:g}' for x in v.defaults)}; "
+        f"range {span(tuple(int(b) for b in v.bounds) if v.integer else v.bounds)})"
+        for v in VARIABLES.values()
+    ]
+    return "setting to vary (default tflops). " + "; ".join(lines).replace("%", "%%")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_training_arguments(p)
+    p.add_argument("--vary", choices=tuple(VARIABLES), default="tflops", help=_vary_help())
+    p.add_argument(
+        "--values",
+        type=value_list,
+        metavar="V1,V2,...",
+        help="values of the varied setting (default: its default values, see --vary)",
+    )
+    p.add_argument(
+        "--fabric",
+        action="append",
+        metavar="NAME|FILE",
+        help=f"fabrics (repeat; default {' '.join(DEFAULT_FABRICS)}); the first is the baseline",
+    )
+    p.add_argument("-o", "--output", help="plot file (.png/.svg; default build/sensitivity/...)")
+    p.add_argument("--format", choices=("png", "svg"), default="png", help="default plot format")
+    p.add_argument("--no-plot", action="store_true", help="skip the plot")
+
+
+def run(args: argparse.Namespace) -> int:
+    values = check_values(args.vary, args.values or VARIABLES[args.vary].defaults)
+    check_plot_path(args, PLOT_FOLDER)
+    res = sensitivity(
+        args.workload,
+        args.vary,
+        values,
+        fabrics=args.fabric or DEFAULT_FABRICS,
+        strategy=args.strategy,
+        npu=npu_from(args),
+        timing_card=args.timing_card,
+        ignore_memory=args.ignore_memory,
+        progress=Progress(f"sensitivity {args.workload} {args.vary}"),
+        **overrides(args),
+    )
+    written = None
+    if not args.no_plot:
+        out = Path(args.output or PLOT_FOLDER / f"{res.workload}-{res.variable}.{args.format}")
+        with atomic_path(out) as tmp:
+            plot_sensitivity(res, tmp)
+        written = out
+    if args.json:
+        d = res.to_dict()
+        d["plot"] = str(written) if written else None
+        print(json.dumps(d, indent=1))
+        return 0
+    print(format_sensitivity_table(res))
+    if written:
+        print(f"plot: {written}")
+    return 0
