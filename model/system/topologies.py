@@ -48,6 +48,10 @@ DIM_KINDS = (RING, FULLY_CONNECTED, SWITCH)
 DIMS_ROUTING = "dims"
 #: Dimensions per topology: 2^12 = 4096 = fabric.MAX_NPUS, so more dims of >= 2 NPUs cannot fit.
 MAX_DIMS = 12
+#: Directed links per topology. A FullyConnected dimension has k - 1 links per NPU, so its
+#: size, not the NPU count, bounds the graph: this admits a full graph of 64 NPUs in every
+#: group of a 4096-NPU topology (258,048 links) and keeps any build to seconds.
+MAX_LINKS = 2**18
 #: Default link of the generators: ASTRA-sim's sample network (inputs/network/analytical/Ring.yml
 #: of github.com/astra-sim/astra-sim), 50 GB/s per direction in its units (GB = 2^30 bytes,
 #: see astra_yaml) and 500 ns.
@@ -100,6 +104,8 @@ class Dims:
         object.__setattr__(self, "dims", tuple(self.dims))
         if not 1 <= len(self.dims) <= MAX_DIMS:
             raise FabricError(f"a topology has 1 to {MAX_DIMS} dimensions, got {len(self.dims)}")
+        if not all(isinstance(d, Dim) for d in self.dims):
+            raise FabricError(f"a topology is a list of Dim, got {list(self.dims)!r}")
 
     def __len__(self) -> int:
         return len(self.dims)
@@ -128,6 +134,12 @@ class Dims:
             else:
                 out.append(None)
         return tuple(out)
+
+    @property
+    def num_links(self) -> int:
+        """Directed links of the graph."""
+        n = self.num_npus
+        return sum(n * (d.out_links if d.kind != SWITCH else 2) for d in self.dims)
 
     @property
     def num_switches(self) -> int:
@@ -220,6 +232,11 @@ def dims_fabric(
     where = f"topology {shape.label}"
     # Bound the sizes before building anything (a typo must not build for hours).
     check_counts(shape.num_npus, 0, shape.num_switches, where)
+    if shape.num_links > MAX_LINKS:
+        raise FabricError(
+            f"{where}: {shape.num_links} directed links; a topology has at most {MAX_LINKS} "
+            "(FullyConnected dimensions grow as the square of their size)"
+        )
     n = shape.num_npus
     nodes = [Node(i, f"npu{i}", "npu") for i in range(n)]
     for d, dim in enumerate(shape.dims):

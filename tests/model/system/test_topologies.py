@@ -87,6 +87,11 @@ def test_a_4096_npu_torus_builds():
         ([Dim(RING, 4096, 1.0, 0.0), Dim(RING, 2, 1.0, 0.0)], "at most 4096"),
         ([Dim(SWITCH, 2, 1.0, 0.0)] * 12, "switches; a fabric has at most 4096"),
         ([], "1 to 12 dimensions"),
+        (
+            [Dim(FULLY_CONNECTED, 64, 1.0, 0.0), Dim(FULLY_CONNECTED, 64, 1.0, 0.0)],
+            "516096 directed links; a topology has at most 262144",
+        ),
+        ([(RING, 4, 1.0, 0.0)], "a topology is a list of Dim"),
     ],
 )
 def test_size_limits(dims, match):
