@@ -4,7 +4,7 @@ Nodes are numbered NPUs first (0..N-1, in the order the description gives them; 
 placement maps onto these ids), then I/O controllers, then switches. Every physical link is
 two directed links, one per direction, each with its own bandwidth (bytes/s) and latency (s).
 
-Two routing disciplines are supported, and each constrains the graph:
+Three routing disciplines are supported, and each constrains the graph:
 
 * ``xy`` (2D mesh): every NPU has grid coordinates (x, y) filling a W x H rectangle,
   grid neighbours are linked both ways, I/O controllers hang off one NPU each, no switches.
