@@ -3,6 +3,7 @@
 The simulator that runs what is described here lives in fredfab.sim.engines (netsim, system).
 """
 
+from fredfab.model.system import dims_algorithms  # noqa: F401  (registers ASTRA-sim's)
 from fredfab.model.system.algorithms import (
     OPS,
     CollectiveRequest,

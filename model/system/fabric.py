@@ -4,7 +4,7 @@ Nodes are numbered NPUs first (0..N-1, in the order the description gives them; 
 placement maps onto these ids), then I/O controllers, then switches. Every physical link is
 two directed links, one per direction, each with its own bandwidth (bytes/s) and latency (s).
 
-Two routing disciplines are supported, and each constrains the graph:
+Three routing disciplines are supported, and each constrains the graph:
 
 * ``xy`` (2D mesh): every NPU has grid coordinates (x, y) filling a W x H rectangle,
   grid neighbours are linked both ways, I/O controllers hang off one NPU each, no switches.
@@ -12,6 +12,9 @@ Two routing disciplines are supported, and each constrains the graph:
 * ``tree`` (FRED): switches form a tree whose leaves are NPUs and I/O controllers; the root
   is the one switch of the highest level. A route goes up to the lowest common ancestor and
   down again (the only path in a tree).
+* ``dims`` (ASTRA-sim's multi-dimensional topologies: Ring, FullyConnected and Switch
+  dimensions): built from a fredfab.model.system.topologies.Dims, which gives the graph and
+  the dimension-order routes. Its switches are ideal (no FRED timing card applies).
 
 A FRED switch adds a per-hop latency and may sustain less than line rate for some collective
 kinds: SwitchTiming turns a switch timing card (fredfab.model.timing_card) into those numbers.
@@ -22,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,10 +33,15 @@ from fredfab.model.system.units import GB, GHZ, to_ns
 from fredfab.model.timing_card import CONDITIONS, KINDS, TimingCard, default_card
 from fredfab.model.toml_fields import check_choice, check_int, check_number
 
+if TYPE_CHECKING:
+    from fredfab.model.system.topologies import Dims
+
 NODE_KINDS = ("npu", "switch", "io")
 #: Node id order of a fabric: NPUs, then I/O controllers, then switches.
 NODE_ORDER = {"npu": 0, "io": 1, "switch": 2}
 ROUTINGS = ("xy", "tree")
+#: Routing of ASTRA-sim topologies: built from dimensions, never from an explicit graph.
+DIMS = "dims"
 
 # Size limits of a fabric (docs/system-model.md, "Limits and approximations"). They sit well
 # above the paper's 20-NPU wafer and the 1,024-NPU fabrics the benchmarks run, and low enough
@@ -163,6 +171,7 @@ class Fabric:
         switch_m: int = SWITCH_M,
         timing: SwitchTiming | None = None,
         description: str = "",
+        dims: Dims | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -186,11 +195,13 @@ class Fabric:
         self.link_dst = np.array([lk.dst for lk in self.links], dtype=np.int64)
         is_switch = np.zeros(n, dtype=bool)
         is_switch[list(self.switches)] = True
+        # Only FRED switches have a pipeline and a throughput card; ASTRA-sim's are ideal.
+        timed = is_switch if routing != DIMS else np.zeros(n, dtype=bool)
         #: Latency of crossing each link, including the pipeline of the switch it leaves.
         self.hop_latency = self.link_latency + np.where(
-            is_switch[self.link_src], self.timing.hop_latency, 0.0
+            timed[self.link_src], self.timing.hop_latency, 0.0
         )
-        self.leaves_switch = is_switch[self.link_src]
+        self.leaves_switch = timed[self.link_src]
         self.neighbours: list[list[int]] = [[] for _ in range(n)]
         for lk in self.links:
             self.neighbours[lk.src].append(lk.dst)
@@ -201,6 +212,10 @@ class Fabric:
             self._init_xy()
         elif routing == "tree":
             self._init_tree()
+        elif routing == DIMS:
+            from fredfab.model.system.topologies import check_dims_fabric
+
+            self.dims = check_dims_fabric(self, dims)
         else:
             raise FabricError(f"fabric {name!r}: routing {routing!r} unknown; use {ROUTINGS}")
         if self.in_switch and routing != "tree":
@@ -401,7 +416,12 @@ class Fabric:
         key = (src, dst)
         r = self._routes.get(key)
         if r is None:
-            path = self._xy_path(src, dst) if self.routing == "xy" else self._tree_path(src, dst)
+            if self.routing == "xy":
+                path = self._xy_path(src, dst)
+            elif self.routing == "tree":
+                path = self._tree_path(src, dst)
+            else:
+                path = self.dims.path(src, dst)
             r = tuple(self.link_id[a, b] for a, b in zip(path, path[1:], strict=False))
             self._routes[key] = r
         return r
@@ -501,7 +521,9 @@ class Fabric:
             "directed_links": len(self.links),
             "min_link_GBps": float(bw.min() / GB),
             "max_link_GBps": float(bw.max() / GB),
-            "switch_hop_latency_ns": to_ns(self.timing.hop_latency) if self.switches else 0.0,
+            "switch_hop_latency_ns": (
+                to_ns(self.timing.hop_latency) if self.switches and self.routing != DIMS else 0.0
+            ),
             "timing_card": self.timing.card.name,
         }
 

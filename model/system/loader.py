@@ -1,7 +1,7 @@
 """Fabrics from TOML: the shipped ones (model/system/data/*.toml) and a user's file.
 
 Schema ``fred-fabric/1``. Units are in the key names: bandwidths in GB/s (1e9 bytes/s, per
-direction), latencies in ns. A file describes the fabric in exactly one of three ways::
+direction), latencies in ns. A file describes the fabric in exactly one of four ways::
 
     schema = "fred-fabric/1"
     name = "mesh-5x4"
@@ -25,6 +25,12 @@ direction), latencies in ns. A file describes the fabric in exactly one of three
     io_latency_ns = 100            # optional
     in_switch_collectives = true
     switch_m = 3                   # optional, default fabric.SWITCH_M (the paper's 3)
+
+    [dims]                         # an ASTRA-sim topology (fredfab.model.system.astra_yaml)
+    topology = ["Ring", "Switch"]  # Ring, FullyConnected or Switch per dimension
+    npus_count = [4, 8]
+    bandwidth_GBps = [100, 50]
+    latency_ns = [500, 500]
 
     # or an explicit graph:
     routing = "tree"               # or "xy"
@@ -50,6 +56,9 @@ Fields are read strictly (fredfab.model.toml_fields): numbers are numbers (not t
 "3000"), counts are integers, and sizes are bounded (fabric.MAX_NPUS and the other limits
 in fabric.py): a fabric has at most 4096 NPUs, 1024 I/O controllers, 4096 switches and 12
 tree levels.
+
+A file ending in .yml or .yaml is an ASTRA-sim analytical network file instead
+(fredfab.model.system.astra_yaml; its GB is 2^30 bytes).
 """
 
 from __future__ import annotations
@@ -58,6 +67,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from fredfab.model.system.astra_yaml import (
+    DIMS_KEYS,
+    YAML_SUFFIXES,
+    fabric_from_dims_table,
+    load_astra_yaml,
+)
 from fredfab.model.system.fabric import (
     CONDITIONS,
     MAX_FLIT_BYTES,
@@ -92,6 +107,7 @@ _TOP = {
     "description",
     "mesh",
     "tree",
+    "dims",
     "routing",
     "in_switch_collectives",
     "switch_m",
@@ -129,7 +145,8 @@ def shipped_fabrics() -> list[str]:
 
 
 def load_fabric(spec: str | Path, timing_card: str | Path | None = None) -> Fabric:
-    """A shipped fabric by name (``mesh``, ``mesh-5x4``, ``fred-a`` .. ``fred-d``) or a TOML file.
+    """A shipped fabric by name (``mesh``, ``mesh-5x4``, ``fred-a`` .. ``fred-d``), a TOML file
+    or an ASTRA-sim network file (.yml, .yaml).
 
     ``timing_card`` overrides the file's [switch] timing_card (a JSON path, taken as given,
     not relative to the fabric file). Without either, the built-in card applies.
@@ -140,8 +157,10 @@ def load_fabric(spec: str | Path, timing_card: str | Path | None = None) -> Fabr
     if not path.is_file():
         raise FabricError(
             f"fabric {str(spec)!r} is neither a shipped fabric ({', '.join(shipped_fabrics())}, "
-            "or 'mesh') nor a TOML file"
+            "or 'mesh') nor a TOML or ASTRA-sim YAML file"
         )
+    if path.suffix.lower() in YAML_SUFFIXES:
+        return load_astra_yaml(path)
     try:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
@@ -162,10 +181,10 @@ def fabric_from_dict(
         raise FabricError(f"{where}: 'schema' must be {SCHEMA!r}, got {data.get('schema')!r}")
     name = top.string("name", nonempty=True)
     desc = top.string("description", "")
-    forms = [k for k in ("mesh", "tree", "nodes") if k in data]
+    forms = [k for k in ("mesh", "tree", "dims", "nodes") if k in data]
     if len(forms) != 1:
         raise FabricError(
-            f"{where}: describe the fabric with exactly one of [mesh], [tree] or [[nodes]]"
+            f"{where}: describe the fabric with exactly one of [mesh], [tree], [dims] or [[nodes]]"
             f" (found {forms or 'none'})"
         )
     try:
@@ -173,6 +192,10 @@ def fabric_from_dict(
             if "switch" in data:
                 raise FabricError(f"{where}: a mesh has no switches; drop [switch]")
             return _mesh(top.table("mesh", _MESH), name, desc)
+        if forms == ["dims"]:
+            if "switch" in data:
+                raise FabricError(f"{where}: ASTRA-sim switches are ideal; drop [switch]")
+            return fabric_from_dims_table(top.table("dims", DIMS_KEYS), name, desc)
         timing = _timing(top.table("switch", _SWITCH), base, timing_card)
         if forms == ["tree"]:
             return _tree(top.table("tree", _TREE), name, desc, timing)

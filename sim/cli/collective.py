@@ -34,8 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--fabric",
         action="append",
         metavar="NAME|FILE",
-        help=f"fabric: {', '.join(shipped_fabrics())}, mesh, all, or a TOML file; "
-        "repeat to compare (default: all shipped)",
+        help=f"fabric: {', '.join(shipped_fabrics())}, mesh, all, a TOML file or an "
+        "ASTRA-sim network file (.yml); repeat to compare (default: all shipped)",
     )
     p.add_argument(
         "--op", default=CollectiveKind.ALL_REDUCE, help=f"one of {', '.join(OPS)} (or multicast)"

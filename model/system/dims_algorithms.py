@@ -1,0 +1,420 @@
+"""ASTRA-sim's collective algorithms on its multi-dimensional topologies (routing ``dims``).
+
+ASTRA-sim runs a collective dimension by dimension (its system layer, astra-sim/system/
+collective/ and inputs/system/README.md of github.com/astra-sim/astra-sim): Reduce-Scatter
+along dimension 0, then dimension 1, ..., and All-Gather in reverse order; an All-Reduce is
+the two. Each dimension runs the algorithm configured for it (``all-reduce-implementation:
+["ring", "direct", "halvingDoubling"]`` in its sample Ring_FullyConnected_Switch.json). Phase
+j works on D_j = D / (k_0 ... k_{j-1}) bytes per member (D the request's size, k_i the group
+size of the i-th dimension the group spans): a Reduce-Scatter leaves D_j / k_j with each
+member, an All-Gather restores D_j.
+
+The per-dimension algorithms, within each group of k members of one dimension:
+
+* ring: k-1 steps of D_j / k to the next member in coordinate order; where the dimension has
+  separate links both ways (Ring and FullyConnected of k >= 3) half the data goes each way.
+* direct: every member sends D_j / k to every other member at once.
+* halving-doubling (Switch dimensions of k = 2^m): Reduce-Scatter in m steps exchanging
+  D_j / 2, D_j / 4, ... with the member whose index differs in bit 0, 1, ...; All-Gather the
+  reverse (bit m-1 first, D_j / k, 2 D_j / k, ...), as ASTRA-sim's HalvingDoubling.cc.
+
+Registered (fredfab.model.system.registry) for All-Reduce, Reduce-Scatter and All-Gather when
+the group is a sub-grid of the topology (every dimension either spanned in full or fixed):
+``dims-ring`` (ring on every dimension, ASTRA-sim's default), ``dims-direct`` (direct on every
+dimension, all FullyConnected or Switch; also All-to-All over one such dimension: every member
+sends D / k to every other at once), ``dims-halving-doubling`` (all Switch dimensions of
+power-of-two size) and ``dims-native`` (ring on Ring, direct on FullyConnected,
+halving-doubling or else direct on Switch dimensions, when the group spans dimensions of
+different kinds).
+
+Bound (seconds, from link bandwidths; docs/astra-sim.md): in every phase on dimension d each
+member sends (k-1)/k D_j over L links of that dimension (L = 2 for a two-way ring, k-1 for
+direct on FullyConnected, else 1), evenly, so the busiest link of dimension d carries
+P (k-1)/k D_j / L bytes, P = 2 phases for All-Reduce and 1 otherwise. Phases on different
+dimensions use different links and chunks pipeline them, so the bound is the largest of these
+loads over the dimensions' bandwidths B_d: max_d P (k_d - 1) D_d / (k_d L_d B_d).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.system.fabric import DIMS, Fabric
+from fredfab.model.system.registry import Algorithm, register
+from fredfab.model.system.request import CollectiveRequest, Plan
+from fredfab.model.system.schedule import NO_DEP, Schedule
+from fredfab.model.system.topologies import FULLY_CONNECTED, RING, SWITCH, Dim
+
+RING_METHOD = "ring"
+DIRECT = "direct"
+HALVING_DOUBLING = "halving-doubling"
+
+_AR, _RS, _AG, _A2A = (
+    CollectiveKind.ALL_REDUCE,
+    CollectiveKind.REDUCE_SCATTER,
+    CollectiveKind.ALL_GATHER,
+    CollectiveKind.ALL_TO_ALL,
+)
+_REDUCTIONS = frozenset({_AR, _RS, _AG})
+
+#: Per dimension, the algorithm its phases run.
+Methods = Callable[[Dim], str]
+#: Transfer ids an add_paths call returned, one array per call of a phase, in order.
+Steps = list[np.ndarray]
+
+
+def layout(fabric: Fabric, group: Sequence[int]) -> tuple[np.ndarray, tuple[int, ...]] | None:
+    """(M, spanned): if ``group`` is a sub-grid of the topology (each dimension spanned in full
+    or fixed), the dimensions it spans (at least one) and the member tensor M, one axis per
+    spanned dimension in order, M[i_0, i_1, ...] the NPU at those coordinates; else None."""
+    if fabric.routing != DIMS:
+        return None
+    shape = fabric.dims
+    g = np.asarray(group, dtype=np.int64)
+    c = shape.coords(g)
+    spanned = []
+    for d, k in enumerate(shape.sizes):
+        n_vals = len(np.unique(c[:, d]))
+        if n_vals == k:
+            spanned.append(d)
+        elif n_vals != 1:
+            return None
+    ks = tuple(shape.sizes[d] for d in spanned)
+    if not spanned or math.prod(ks) != len(g):
+        return None
+    M = np.empty(ks, dtype=np.int64)
+    M[tuple(c[:, spanned].T)] = g
+    return M, tuple(spanned)
+
+
+def _two_way(dim: Dim) -> bool:
+    """True when a ring in this dimension has separate links in both directions."""
+    return dim.kind in (RING, FULLY_CONNECTED) and dim.size > 2
+
+
+def _links_used(dim: Dim, method: str) -> int:
+    """Links of this dimension each member sends over at once under ``method``."""
+    if method == RING_METHOD:
+        return 2 if _two_way(dim) else 1
+    return dim.out_links
+
+
+# ---------------------------------------------------------------------- one phase
+def _ring(
+    sched: Schedule,
+    P: np.ndarray,
+    size: float,
+    ways: int,
+    entry: list[np.ndarray],
+    prev: Steps | None,
+    req: int,
+) -> tuple[list[np.ndarray], Steps]:
+    """Ring steps in each group (rows of P): k-1 steps of ``size`` split over ``ways``."""
+    R, k = P.shape
+    src = P.ravel()
+    exits: list[np.ndarray] = []
+    ids: Steps = []
+    for step in (1, -1)[:ways]:
+        dst = np.roll(P, -step, axis=1).ravel()
+        recv: list[np.ndarray] = []
+        for _ in range(k - 1):
+            t = sched.add_paths(
+                src,
+                dst,
+                size / ways,
+                # A member adds its own data (entry) to what it received last step.
+                after=[a.ravel() for a in entry + recv],
+                after_sent=[prev[len(ids)]] if prev else (),
+                request=req,
+            )
+            ids.append(t)
+            recv = [np.roll(t.reshape(R, k), step, axis=1)]  # member i got it from i - step
+        exits += recv
+    return exits, ids
+
+
+def _direct(
+    sched: Schedule,
+    P: np.ndarray,
+    size: float,
+    entry: list[np.ndarray],
+    prev: Steps | None,
+    req: int,
+) -> tuple[list[np.ndarray], Steps]:
+    """Every member of a group sends ``size`` to every other member at once."""
+    R, k = P.shape
+    exits: list[np.ndarray] = []
+    ids: Steps = []
+    for r in range(1, k):
+        t = sched.add_paths(
+            P.ravel(),
+            np.roll(P, -r, axis=1).ravel(),
+            size,
+            after=[a.ravel() for a in entry],
+            after_sent=[prev[len(ids)]] if prev else (),
+            request=req,
+        )
+        ids.append(t)
+        exits.append(np.roll(t.reshape(R, k), r, axis=1))
+    return exits, ids
+
+
+def _halving_doubling(
+    sched: Schedule,
+    P: np.ndarray,
+    sizes: Sequence[float],
+    bits: Sequence[int],
+    entry: list[np.ndarray],
+    prev: Steps | None,
+    req: int,
+) -> tuple[list[np.ndarray], Steps]:
+    """One pairwise exchange per step: ``sizes[s]`` with the member whose index differs in
+    bit ``bits[s]``."""
+    R, k = P.shape
+    recv: list[np.ndarray] = []
+    ids: Steps = []
+    for size, bit in zip(sizes, bits, strict=True):
+        partner = np.arange(k) ^ (1 << bit)
+        t = sched.add_paths(
+            P.ravel(),
+            P[:, partner].ravel(),
+            size,
+            after=[a.ravel() for a in entry + recv],
+            after_sent=[prev[len(ids)]] if prev else (),
+            request=req,
+        )
+        ids.append(t)
+        recv = [t.reshape(R, k)[:, partner]]
+    return recv, ids
+
+
+def _phase(
+    sched: Schedule,
+    M: np.ndarray,
+    axis: int,
+    dim: Dim,
+    method: str,
+    gather: bool,
+    data: float,
+    entry: list[np.ndarray],
+    prev: Steps | None,
+    req: int,
+) -> tuple[list[np.ndarray], Steps]:
+    """Reduce-Scatter (or All-Gather if ``gather``) of ``data`` bytes per member along
+    ``axis`` of M; ``entry``: transfers each member must have received first (shaped as M).
+    Returns the transfers each member received last (shaped as M) and the phase's steps."""
+    moved = np.moveaxis(M, axis, -1)
+    k = moved.shape[-1]
+    P = moved.reshape(-1, k)
+
+    def rows(a: np.ndarray) -> np.ndarray:
+        return np.moveaxis(a, axis, -1).reshape(-1, k)
+
+    ent = [rows(a) for a in entry]
+    if method == RING_METHOD:
+        out, ids = _ring(sched, P, data / k, 2 if _two_way(dim) else 1, ent, prev, req)
+    elif method == DIRECT:
+        out, ids = _direct(sched, P, data / k, ent, prev, req)
+    else:
+        m = k.bit_length() - 1
+        if gather:
+            sizes, bits = [data / k * 2**t for t in range(m)], list(range(m - 1, -1, -1))
+        else:
+            sizes, bits = [data / 2 ** (s + 1) for s in range(m)], list(range(m))
+        out, ids = _halving_doubling(sched, P, sizes, bits, ent, prev, req)
+    return [np.moveaxis(a.reshape(moved.shape), -1, axis) for a in out], ids
+
+
+def _phases(op: CollectiveKind, n_axes: int) -> list[tuple[int, bool]]:
+    """(axis, gather) per phase: Reduce-Scatter up the axes, All-Gather back down."""
+    up = [(j, False) for j in range(n_axes)]
+    down = [(j, True) for j in reversed(range(n_axes))]
+    return {_AR: up + down, _RS: up, _AG: down}[op]
+
+
+def hierarchical(methods: Methods) -> Callable[[Schedule, Plan, int], None]:
+    """The build function of the dimension-by-dimension algorithm using ``methods``."""
+
+    def build(sched: Schedule, plan: Plan, chunks: int) -> None:
+        req = plan.request
+        shape = sched.fabric.dims
+        M, spanned = layout(sched.fabric, req.group)
+        dims = [shape.dims[d] for d in spanned]
+        ks = [d.size for d in dims]
+        steps = _phases(req.op, len(dims))
+        prev: list[Steps] | None = None
+        for _c in range(chunks):
+            entry = [np.full(M.shape, NO_DEP, dtype=np.int64)]
+            done: list[Steps] = []
+            for axis, gather in steps:
+                data = req.size_bytes / chunks / math.prod(ks[:axis])
+                entry, ids = _phase(
+                    sched,
+                    M,
+                    axis,
+                    dims[axis],
+                    methods(dims[axis]),
+                    gather,
+                    data,
+                    entry,
+                    prev[len(done)] if prev else None,
+                    plan.index,
+                )
+                done.append(ids)
+            prev = done
+
+    return build
+
+
+def hierarchical_bound(methods: Methods) -> Callable[[Fabric, CollectiveRequest], float]:
+    """The bound of the algorithm using ``methods`` (module docstring)."""
+
+    def bound(fabric: Fabric, req: CollectiveRequest) -> float:
+        _, spanned = layout(fabric, req.group)
+        dims = [fabric.dims.dims[d] for d in spanned]
+        parts = 2 if req.op == _AR else 1
+        worst, before = 0.0, 1
+        for dim in dims:
+            k = dim.size
+            data = req.size_bytes / before
+            load = parts * (k - 1) / k * data / _links_used(dim, methods(dim))
+            worst = max(worst, load / dim.bandwidth)
+            before *= k
+        return worst
+
+    return bound
+
+
+# ---------------------------------------------------------------------- All-to-All
+def _build_all_to_all(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """Every member sends D/k to every other member at once (one FullyConnected or Switch
+    dimension)."""
+    req = plan.request
+    M, _ = layout(sched.fabric, req.group)
+    P = M.reshape(1, -1)
+    prev: Steps | None = None
+    none = [np.full(P.shape, NO_DEP, dtype=np.int64)]
+    for _c in range(chunks):
+        _, prev = _direct(sched, P, req.size_bytes / chunks / P.size, none, prev, plan.index)
+
+
+def _all_to_all_bound(fabric: Fabric, req: CollectiveRequest) -> float:
+    _, (d,) = layout(fabric, req.group)
+    dim = fabric.dims.dims[d]
+    k = dim.size
+    return (k - 1) / k * req.size_bytes / dim.out_links / dim.bandwidth
+
+
+# ---------------------------------------------------------------------- registry
+def _ring_everywhere(dim: Dim) -> str:
+    return RING_METHOD
+
+
+def _direct_everywhere(dim: Dim) -> str:
+    return DIRECT
+
+
+def _hd_everywhere(dim: Dim) -> str:
+    return HALVING_DOUBLING
+
+
+def _native(dim: Dim) -> str:
+    if dim.kind == RING:
+        return RING_METHOD
+    if dim.kind == SWITCH and _power_of_two(dim.size):
+        return HALVING_DOUBLING
+    return DIRECT
+
+
+def _power_of_two(k: int) -> bool:
+    return k & (k - 1) == 0
+
+
+def _spanned_dims(fabric: Fabric, req: CollectiveRequest) -> list[Dim] | None:
+    found = layout(fabric, req.group)
+    return None if found is None else [fabric.dims.dims[d] for d in found[1]]
+
+
+def _applies_ring(fabric: Fabric, req: CollectiveRequest) -> bool:
+    return _spanned_dims(fabric, req) is not None
+
+
+def _applies_direct(fabric: Fabric, req: CollectiveRequest) -> bool:
+    dims = _spanned_dims(fabric, req)
+    if dims is None or any(d.kind == RING for d in dims):
+        return False
+    return req.op != _A2A or len(dims) == 1
+
+
+def _applies_hd(fabric: Fabric, req: CollectiveRequest) -> bool:
+    dims = _spanned_dims(fabric, req)
+    return dims is not None and all(d.kind == SWITCH and _power_of_two(d.size) for d in dims)
+
+
+def _applies_native(fabric: Fabric, req: CollectiveRequest) -> bool:
+    dims = _spanned_dims(fabric, req)
+    return dims is not None and len({d.kind for d in dims}) > 1
+
+
+def _build_direct(sched: Schedule, plan: Plan, chunks: int) -> None:
+    if plan.request.op == _A2A:
+        _build_all_to_all(sched, plan, chunks)
+    else:
+        hierarchical(_direct_everywhere)(sched, plan, chunks)
+
+
+def _bound_direct(fabric: Fabric, req: CollectiveRequest) -> float:
+    if req.op == _A2A:
+        return _all_to_all_bound(fabric, req)
+    return hierarchical_bound(_direct_everywhere)(fabric, req)
+
+
+register(
+    Algorithm(
+        "dims-ring",
+        "ring Reduce-Scatter dimension by dimension, All-Gather back (ASTRA-sim topologies)",
+        _REDUCTIONS,
+        _applies_ring,
+        hierarchical(_ring_everywhere),
+        bound=hierarchical_bound(_ring_everywhere),
+        preference=15,
+    )
+)
+register(
+    Algorithm(
+        "dims-direct",
+        "direct exchange dimension by dimension (FullyConnected and Switch dimensions)",
+        _REDUCTIONS | {_A2A},
+        _applies_direct,
+        _build_direct,
+        bound=_bound_direct,
+        preference=10,
+    )
+)
+register(
+    Algorithm(
+        "dims-halving-doubling",
+        "halving-doubling dimension by dimension (Switch dimensions of 2^m NPUs)",
+        _REDUCTIONS,
+        _applies_hd,
+        hierarchical(_hd_everywhere),
+        bound=hierarchical_bound(_hd_everywhere),
+        preference=12,
+    )
+)
+register(
+    Algorithm(
+        "dims-native",
+        "each dimension's own algorithm: ring on Ring, direct on FullyConnected, "
+        "halving-doubling on Switch",
+        _REDUCTIONS,
+        _applies_native,
+        hierarchical(_native),
+        bound=hierarchical_bound(_native),
+        preference=10,
+    )
+)
