@@ -388,6 +388,11 @@ class Fabric:
 
     # ------------------------------------------------------------------ queries
     @property
+    def has_fred_switches(self) -> bool:
+        """True when switch timing applies: FRED switches (ASTRA-sim's switches are ideal)."""
+        return bool(self.switches) and self.routing != DIMS
+
+    @property
     def num_npus(self) -> int:
         return len(self.npus)
 
@@ -522,7 +527,7 @@ class Fabric:
             "min_link_GBps": float(bw.min() / GB),
             "max_link_GBps": float(bw.max() / GB),
             "switch_hop_latency_ns": (
-                to_ns(self.timing.hop_latency) if self.switches and self.routing != DIMS else 0.0
+                to_ns(self.timing.hop_latency) if self.has_fred_switches else 0.0
             ),
             "timing_card": self.timing.card.name,
         }

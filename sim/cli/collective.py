@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 **r.to_dict(),
                 "fallbacks": list(res.fallbacks),
                 "notes": list(res.notes),
-                "switch_timing": fab.timing.to_dict() if fab.switches else None,
+                "switch_timing": fab.timing.to_dict() if fab.has_fred_switches else None,
             }
         )
     if args.json:

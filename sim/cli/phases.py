@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     table = {}
     timing = {}
     for fab in fabrics_from(args):
-        timing[fab.name] = fab.timing.to_dict() if fab.switches else None
+        timing[fab.name] = fab.timing.to_dict() if fab.has_fred_switches else None
         res = phase_bandwidth(
             fab,
             st,

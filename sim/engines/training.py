@@ -265,7 +265,7 @@ def estimate(
         settings=_settings(cfg, mem),
         minibatch=cfg.minibatch,
         timing_card=fab.timing.card.name if fab.switches else "",
-        switch_timing=fab.timing.to_dict() if fab.switches else {},
+        switch_timing=fab.timing.to_dict() if fab.has_fred_switches else {},
     )
     notes = [n for n in (mp_split(wl, st.mp).note(),) if n]
     if not mem.fits:
