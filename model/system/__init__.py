@@ -3,6 +3,7 @@
 The simulator that runs what is described here lives in fredfab.sim.engines (netsim, system).
 """
 
+from fredfab.model.system import mesh_algorithms  # noqa: F401  (registers its algorithms)
 from fredfab.model.system.algorithms import (
     OPS,
     CollectiveRequest,
