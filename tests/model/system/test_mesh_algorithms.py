@@ -122,3 +122,12 @@ def test_the_default_is_the_fastest_candidate_for_large_data(w, h, op):
     # Ties at the bandwidth bound differ by link latencies only (4 x 4: the dual's folded
     # hops of two links against the cycle's 15 single-link steps, 30 ns of 42 us).
     assert default.time <= min(others) + 10 * LINK_LATENCY
+
+
+@pytest.mark.parametrize(("shape", "alg"), [((5, 4), "mesh-rings"), ((3, 3), "mesh-2d-dual")])
+def test_the_packet_model_agrees(shape, alg):
+    f = mesh(*shape)
+    req = CollectiveRequest("all-reduce", f.npus, 2**21)
+    flow, packet = (simulate(f, [req], engine=e) for e in ("flow", "packet"))
+    assert flow.requests[0].algorithm == packet.requests[0].algorithm == alg
+    assert packet.time == pytest.approx(flow.time, rel=0.02)
