@@ -40,6 +40,7 @@ from fredfab.model.system.algorithms import _rectangle, _rings, folded
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.registry import Algorithm, register
 from fredfab.model.system.request import CollectiveRequest, Plan, bus_factor
+from fredfab.model.system.schedule import Schedule
 
 _OPS = frozenset(
     {CollectiveKind.ALL_REDUCE, CollectiveKind.REDUCE_SCATTER, CollectiveKind.ALL_GATHER}
@@ -68,7 +69,7 @@ def hamiltonian_cycle(M: np.ndarray) -> np.ndarray | None:
     return np.array(order, dtype=np.int64)
 
 
-def _links_between(f: Fabric, pairs) -> np.ndarray:
+def _links_between(f: Fabric, pairs: list[tuple[int, int]]) -> np.ndarray:
     return np.array([f.link_id[int(a), int(b)] for a, b in pairs], dtype=np.int64)
 
 
@@ -113,7 +114,7 @@ def _rings_bound(f: Fabric, req: CollectiveRequest) -> float:
     return corner_bound(f, req, float(f.bandwidth[_cycle_links(f, cycle)].min()))
 
 
-def _build_rings(sched, plan: Plan, chunks: int) -> None:
+def _build_rings(sched: Schedule, plan: Plan, chunks: int) -> None:
     """Per chunk, the cycle one way and the reversed cycle the other, D/2 each."""
     req = plan.request
     cycle = hamiltonian_cycle(_rectangle(sched.fabric, req.group))
@@ -146,7 +147,8 @@ def dual_fraction(M_shape: tuple[int, int], bw_h: float = 1.0, bw_v: float = 1.0
     return float(np.clip((v0 - h0) / denom, 0.0, 1.0)) if denom else 0.5
 
 
-def _dual_setup(f: Fabric, req: CollectiveRequest):
+def _dual_setup(f: Fabric, req: CollectiveRequest) -> tuple[np.ndarray, float, float, float]:
+    """Member matrix, horizontal and vertical link bandwidth (slowest), rows-first fraction."""
     M = _rectangle(f, req.group)
     lh, lv = _rectangle_links(f, M)
     bw_h, bw_v = float(f.bandwidth[lh].min()), float(f.bandwidth[lv].min())
@@ -170,7 +172,9 @@ def _dual_bound(f: Fabric, req: CollectiveRequest) -> float:
     return _steps_factor(req.op) * req.size_bytes * max(h / bw_h, v / bw_v)
 
 
-def _two_d(sched, M: np.ndarray, op: CollectiveKind, size: float, r: int, prev):
+def _two_d(
+    sched: Schedule, M: np.ndarray, op: CollectiveKind, size: float, r: int, prev: tuple | None
+) -> tuple:
     """One chunk of the 2D algorithm on member matrix ``M`` (R x K, folded orders), its first
     pass along the rows of M: rows Reduce-Scatter, columns All-Reduce, rows All-Gather (the
     single passes for Reduce-Scatter and All-Gather). ``prev``: the previous chunk's per-pass
@@ -191,7 +195,7 @@ def _two_d(sched, M: np.ndarray, op: CollectiveKind, size: float, r: int, prev):
     return s1, s2, None
 
 
-def _build_dual(sched, plan: Plan, chunks: int) -> None:
+def _build_dual(sched: Schedule, plan: Plan, chunks: int) -> None:
     """Per chunk, a x D rows first and (1 - a) x D columns first, concurrently."""
     req = plan.request
     M, _, _, a = _dual_setup(sched.fabric, req)
