@@ -3,7 +3,11 @@
 The simulator that runs what is described here lives in fredfab.sim.engines (netsim, system).
 """
 
-from fredfab.model.system import dims_algorithms  # noqa: F401  (registers ASTRA-sim's)
+# Registered algorithms beyond those of algorithms.py: importing a module registers them.
+from fredfab.model.system import (
+    dims_algorithms,  # noqa: F401  (ASTRA-sim's)
+    mesh_algorithms,  # noqa: F401  (the mesh at its bound)
+)
 from fredfab.model.system.algorithms import (
     OPS,
     CollectiveRequest,

@@ -21,7 +21,7 @@ from fredfab.model.system.fabric import (
     check_counts,
 )
 from fredfab.model.system.units import GB, NS
-from fredfab.model.toml_fields import check_int
+from fredfab.model.toml_fields import check_choice, check_int
 
 #: Mesh NPU-NPU link, per direction: 3 TB/s of NPU send bandwidth over 4 links (section 3).
 MESH_LINK_BW = 750 * GB
@@ -37,6 +37,24 @@ LINK_LATENCY = 10 * NS
 IO_LATENCY = 100 * NS
 
 
+#: Mesh NPU numberings (generators.mesh, the [mesh] table's ``numbering``).
+MESH_NUMBERINGS = ("serpentine", "row-major")
+#: The default numbering. Serpentine (boustrophedon: even rows left to right, odd rows right
+#: to left) makes consecutive NPU ids physical neighbours everywhere, also across row ends,
+#: so the paper's placement (MP groups and pipeline stages on consecutive ids, placement.py)
+#: keeps each MP pair one hop apart. Row-major would put pairs such as (W-1, W) at opposite
+#: ends of two rows, sharing the row's links with the pairs in between.
+MESH_NUMBERING = "serpentine"
+
+
+def mesh_position(u: int, width: int, numbering: str = MESH_NUMBERING) -> tuple[int, int]:
+    """Grid position (x, y) of NPU id ``u`` in a mesh ``width`` NPUs wide."""
+    y, i = divmod(u, width)
+    if numbering == "serpentine" and y % 2:
+        return width - 1 - i, y
+    return i, y
+
+
 def mesh(
     width: int,
     height: int,
@@ -46,10 +64,16 @@ def mesh(
     io_controllers: int | None = None,
     io_bandwidth: float = IO_BW,
     io_latency: float = IO_LATENCY,
+    numbering: str = MESH_NUMBERING,
     name: str | None = None,
     description: str = "",
 ) -> Fabric:
-    """A W x H mesh of NPUs, X-Y routed, NPU id = x + W*y (row-major).
+    """A W x H mesh of NPUs, X-Y routed.
+
+    ``numbering`` maps NPU ids onto the grid: "serpentine" (the default, see MESH_NUMBERING:
+    row y holds ids W*y .. W*y + W-1, left to right on even rows and right to left on odd
+    ones) or "row-major" (id = x + W*y). Coordinates are the same either way: ``grid[x, y]``
+    and each node's x, y say where an id sits.
 
     I/O controllers sit on the edge NPUs: by default one per outer side of a boundary NPU,
     2(W + H) in all (18 for the paper's 5 x 4 wafer; a corner NPU gets two). Another count
@@ -57,30 +81,28 @@ def mesh(
     """
     width = check_int(width, "mesh width", lo=1, hi=MAX_NPUS, error=FabricError)
     height = check_int(height, "mesh height", lo=1, hi=MAX_NPUS, error=FabricError)
+    check_choice(numbering, "mesh numbering", MESH_NUMBERINGS, error=FabricError)
     if io_controllers is not None:
         io_controllers = _io_count(io_controllers)
-    check_counts(width * height, 0, 0, f"mesh {width} x {height}")
-    nodes = [
-        Node(x + width * y, f"npu{x + width * y}", "npu", x=x, y=y)
-        for y in range(height)
-        for x in range(width)
-    ]
+    n = width * height
+    check_counts(n, 0, 0, f"mesh {width} x {height}")
+    pos = [mesh_position(u, width, numbering) for u in range(n)]
+    at = {p: u for u, p in enumerate(pos)}
+    nodes = [Node(u, f"npu{u}", "npu", x=x, y=y) for u, (x, y) in enumerate(pos)]
     pairs = []
     for y in range(height):
         for x in range(width):
-            u = x + width * y
             if x + 1 < width:
-                pairs.append((u, u + 1, link_bandwidth, link_latency))
+                pairs.append((at[x, y], at[x + 1, y], link_bandwidth, link_latency))
             if y + 1 < height:
-                pairs.append((u, u + width, link_bandwidth, link_latency))
+                pairs.append((at[x, y], at[x, y + 1], link_bandwidth, link_latency))
     # Outer sides: top row, right column, bottom row (right to left), left column (bottom up).
-    sides = [x for x in range(width)]
-    sides += [width - 1 + width * y for y in range(height)]
-    sides += [x + width * (height - 1) for x in reversed(range(width))]
-    sides += [width * y for y in reversed(range(height))]
+    sides = [at[x, 0] for x in range(width)]
+    sides += [at[width - 1, y] for y in range(height)]
+    sides += [at[x, height - 1] for x in reversed(range(width))]
+    sides += [at[0, y] for y in reversed(range(height))]
     k = len(sides) if io_controllers is None else io_controllers
-    check_counts(width * height, k, 0, f"mesh {width} x {height}")
-    n = width * height
+    check_counts(n, k, 0, f"mesh {width} x {height}")
     for i in range(k):
         nodes.append(Node(n + i, f"io{i}", "io"))
         pairs.append((n + i, sides[i % len(sides)], io_bandwidth, io_latency))

@@ -15,6 +15,7 @@ direction), latencies in ns. A file describes the fabric in exactly one of four 
     io_controllers = 18            # optional, default 2 (W + H)
     io_bandwidth_GBps = 128        # optional
     io_latency_ns = 100            # optional
+    numbering = "serpentine"       # optional, or "row-major" (generators.MESH_NUMBERING)
 
     [tree]                         # a FRED switch tree (generators.fred_tree)
     radix = [4, 5]
@@ -91,7 +92,7 @@ from fredfab.model.system.fabric import (
     SwitchTiming,
     check_counts,
 )
-from fredfab.model.system.generators import LINK_LATENCY, fred_tree, mesh
+from fredfab.model.system.generators import LINK_LATENCY, MESH_NUMBERINGS, fred_tree, mesh
 from fredfab.model.system.units import GB, GHZ, NS
 from fredfab.model.timing_card import TimingCardError, load_timing_card
 from fredfab.model.toml_fields import Table
@@ -123,6 +124,7 @@ _MESH = {
     "io_controllers",
     "io_bandwidth_GBps",
     "io_latency_ns",
+    "numbering",
 }
 _TREE = {
     "radix",
@@ -228,6 +230,7 @@ def _mesh(m: Table, name: str, desc: str) -> Fabric:
             io_controllers=m.integer("io_controllers", None, lo=0, hi=MAX_IO_CONTROLLERS),
             io_bandwidth=_scaled(m, "io_bandwidth_GBps", GB, positive=True),
             io_latency=_scaled(m, "io_latency_ns", NS, positive=False),
+            numbering=m.string("numbering", None, choices=MESH_NUMBERINGS),
         ),
     )
 

@@ -2,8 +2,9 @@
 
 Workers are numbered MP first, then PP, then DP: worker w = mp + MP * (pp + PP * dp), and
 worker w runs on NPU w (fred-reference.md section 2: "places workers MP-consecutive, then PP,
-then DP"). NPU ids are consecutive under an L1 switch on FRED and row-major on the mesh, so MP
-groups are the tightest and DP groups the most spread.
+then DP"). NPU ids are consecutive under an L1 switch on FRED and serpentine on the mesh
+(generators.MESH_NUMBERING: consecutive ids are grid neighbours), so MP groups are the tightest
+and DP groups the most spread.
 """
 
 from __future__ import annotations

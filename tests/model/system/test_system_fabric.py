@@ -38,9 +38,11 @@ def test_shipped_fabrics_match_the_paper():
 
 
 def test_routes_follow_xy_and_the_tree():
-    m = mesh(5, 4)
+    m = mesh(5, 4)  # serpentine: row 1 holds 9 8 7 6 5, row 2 10 .. 14
     path = [m.links[i].dst for i in m.route(0, 13)]  # (0,0) -> (3,2): X first, then Y
-    assert path == [1, 2, 3, 8, 13]
+    assert path == [1, 2, 3, 6, 13]
+    r = mesh(5, 4, numbering="row-major")
+    assert [r.links[i].dst for i in r.route(0, 13)] == [1, 2, 3, 8, 13]
     t = fred_tree([4, 5], [3e12, 1.5e12])
     hops = [t.nodes[t.links[i].dst].name for i in t.route(1, 17)]
     assert hops == ["L1.0", "L2", "L1.4", "npu17"]
