@@ -77,10 +77,8 @@ def plan_request(
     """The plan of ``req`` on ``fabric``: the named ``algorithm`` if given (it must apply),
     else the most preferred candidate (fredfab.model.system.registry); ``endpoint`` forbids
     in-switch algorithms."""
-    fabric.check_npus(req.group, f"{req.op} group")
+    check_request(fabric, req)
     op = req.op
-    if op.uses_io and not fabric.ios:
-        raise FabricError(f"{op}: fabric {fabric.name} has no I/O controllers")
     if len(req.group) == 1 and not op.uses_io:
         return Plan(index, req, "local")
     found = candidates(fabric, req, endpoint)
@@ -97,6 +95,13 @@ def plan_request(
     else:
         raise FabricError(f"no algorithm runs {op} over {len(req.group)} NPUs on {fabric.name}")
     return chosen.plan(fabric, req, index)
+
+
+def check_request(fabric: Fabric, req: CollectiveRequest) -> None:
+    """A FabricError unless ``req`` can run on ``fabric`` (NPUs exist, I/O controllers)."""
+    fabric.check_npus(req.group, f"{req.op} group")
+    if req.op.uses_io and not fabric.ios:
+        raise FabricError(f"{req.op}: fabric {fabric.name} has no I/O controllers")
 
 
 def build(sched: Schedule, plan: Plan, chunks: int = 1) -> None:
