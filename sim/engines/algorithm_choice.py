@@ -5,7 +5,7 @@ the fabric with the run's own options (chunks, sharing, engine), and the fastest
 equal within 1e-9 go to the registry's preference order. In-switch candidates whose circuit
 configurations do not route are skipped (and reported). A candidate whose lower bound
 (``Algorithm.bound``) already exceeds the best simulated time cannot win and is not simulated
-(flow engine only: the packet model may differ from the flow model by a little).
+(a bound counts link bandwidth only, which the packet model respects as well).
 
 The evaluation depends only on the fabric, the request (op, group, size, root) and the run
 options, so it is memoised: the training model asks for the same collectives many times.
@@ -152,7 +152,7 @@ def _evaluate(fabric: Fabric, req: CollectiveRequest, opts: RunOptions) -> tuple
         for n in order:
             best = min(times.values(), default=math.inf)
             b = bounds[n]
-            if opts.engine == "flow" and b is not None and b > best * (1 + TIE):
+            if b is not None and b > best * (1 + TIE):
                 pruned.add(n)
                 continue
             times[n] = run_plans(fabric, [plans[n]], opts).ends[0]
