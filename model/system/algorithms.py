@@ -693,7 +693,7 @@ register(
 register(
     Algorithm(
         "hierarchical-ring-pipelined",
-        "hierarchical-ring through PIPELINE_CHUNKS x more chunks, so that its three phases "
+        f"hierarchical-ring through {PIPELINE_CHUNKS}x more chunks, so that its three phases "
         "overlap (L1 rings of one chunk while another crosses the L2 switch)",
         frozenset({CollectiveKind.ALL_REDUCE}),
         lambda f, r: f.routing == "tree" and _l1_blocks(f, r.group) is not None,

@@ -2,8 +2,8 @@
 
 Every candidate (fredfab.model.system.registry.candidates) is planned and simulated alone on
 the fabric with the run's own options (chunks, sharing, engine), and the fastest wins; times
-equal within 1e-9 go to the registry's preference order. In-switch candidates whose circuit
-configurations do not route are skipped (and reported). A candidate whose lower bound
+equal within TIE (1e-6) go to the registry's preference order. In-switch candidates whose
+circuit configurations do not route are skipped (and reported). A candidate whose lower bound
 (``Algorithm.bound``) already exceeds the best simulated time cannot win and is not simulated
 (a bound counts link bandwidth only, which the packet model respects as well).
 
@@ -24,8 +24,10 @@ from fredfab.model.system.registry import candidates, lookup
 from fredfab.sim.engines.plan_run import RunOptions, run_plans
 from fredfab.sim.engines.switch_check import CollectiveConflict, SwitchChecker
 
-#: Relative difference under which two simulated times are a tie (preference decides).
-TIE = 1e-9
+#: Relative difference under which two simulated times are a tie (preference decides): a
+#: few nanoseconds of hop latency in a millisecond collective do not displace the algorithm
+#: a fabric prefers (the 5 x 4 mesh's mesh-2d and an X-Y ring differ by 2e-7 at 4 GiB).
+TIE = 1e-6
 
 #: Candidate statuses: the winner; simulated and slower; not simulated because its bound
 #: exceeds the winner's time; the only runnable candidate (nothing to compare); its in-switch
