@@ -153,7 +153,7 @@ def _build_hierarchical_ring(sched: Schedule, plan: Plan, chunks: int) -> None:
 #: Chunks of hierarchical-ring-pipelined per requested chunk. With P chunks in flight the
 #: phases overlap except while the first chunk fills the pipeline and the last drains it,
 #: about (RS + AG time of one chunk) / P of idle bottleneck; 32 keeps FRED-A's All-Reduce
-#: within 2% of its bound (tests/model/system/test_algorithm_bounds.py).
+#: within 2% of its bound (tests/sim/engines/test_algorithm_bounds.py).
 PIPELINE_CHUNKS = 32
 
 

@@ -103,15 +103,10 @@ def _forced(
             where = f"request {index} ({req.op} over {len(req.group)} NPUs)"
             if on_conflict == "error":
                 raise CollectiveConflict(f"{where}: {why}")
-            fallback = plan_request(fabric, req, index, endpoint=True)
-            msg = f"{where}: {why}; ran the endpoint algorithm {fallback.algorithm}"
-            cands = (
-                Candidate(name, "unroutable", bound=bound, why=why),
-                Candidate(
-                    fallback.algorithm, "forced", bound=_bound(fallback.algorithm, fabric, req)
-                ),
-            )
-            return Choice(fallback, cands, (msg,))
+            # The default choice skips the unroutable in-switch candidates.
+            best = choose(fabric, req, index, opts, on_conflict=on_conflict)
+            msg = f"{where}: {why}; ran {best.plan.algorithm} instead of {name}"
+            return Choice(best.plan, best.candidates, (msg,))
     return Choice(plan, (Candidate(name, "forced", bound=bound),))
 
 
