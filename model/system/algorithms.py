@@ -11,7 +11,9 @@ Endpoint algorithms (the mesh, FRED-A/C, and fallbacks), all over unicast routes
 * ``hierarchical-ring`` (FRED-A/C, BlueConnect style): Reduce-Scatter inside each L1 switch,
   All-Reduce of the shards across L1 switches among members of equal local rank (through L2),
   All-Gather inside each L1. Needs the same number (>= 2) of members under each L1 switch
-  involved; otherwise the flat ring.
+  involved; otherwise the flat ring. ``hierarchical-ring-pipelined`` runs it through
+  PIPELINE_CHUNKS times more chunks, so that phase k of chunk c overlaps phase k-1 of chunk
+  c+1 and the L1-L2 links stay busy (FRED-A: within 2% of the bound, against 37% above).
 * Reduce = ring Reduce-Scatter then every member sends its shard to the root; Broadcast = the
   root scatters D/N shards, then ring All-Gather; All-to-All = N-1 rounds, member i sending
   D/N to member i+r in round r; point-to-point = one route.
@@ -34,6 +36,10 @@ All-Reduce, Reduce, Broadcast/Multicast and the I/O patterns are one flow each (
 L2 reduce, L2 to L1, L1 multicast, pipelined); Reduce-Scatter is N serial reduce flows of D/N,
 All-Gather N serial multicasts, with a switch reconfiguration between steps. All-to-All and
 point-to-point are unicast, routed online (the default configuration index), not circuits.
+
+Every algorithm states a lower bound (``bound``, from the bytes it moves over each link,
+fredfab.model.system.bounds); docs/system-model.md gives each in closed form. Which candidate
+runs is decided by the simulator (fredfab.sim.engines.algorithm_choice): the fastest.
 
 Chunks: the request is split into C chunks; chunk c+1 of every stream starts once chunk c has
 been sent, so hierarchical phases and chains pipeline across chunks.
