@@ -161,13 +161,25 @@ def _build_hierarchical_ring(sched: Schedule, plan: Plan, chunks: int) -> None:
 #: about (RS + AG time of one chunk) / P of idle bottleneck; 32 keeps FRED-A's All-Reduce
 #: within 2% of its bound (tests/sim/engines/test_algorithm_bounds.py).
 PIPELINE_CHUNKS = 32
+#: At most this many transfers per pipelined plan (fewer chunks on large groups): the cost
+#: of simulating a plan grows with its transfers, and a 1,024-NPU hierarchical ring already
+#: has ~127,000 per chunk. Where the cap binds the variant pipelines less (or not at all).
+PIPELINE_TRANSFERS = 2**17
+
+
+def pipeline_chunks(group_size: int, l1_size: int, l1_count: int, chunks: int) -> int:
+    """Chunks hierarchical-ring-pipelined runs for ``chunks`` requested: PIPELINE_CHUNKS x
+    chunks, capped at PIPELINE_TRANSFERS transfers (never fewer than ``chunks``)."""
+    per_chunk = group_size * (2 * (l1_size - 1) + 2 * (l1_count - 1))
+    return max(chunks, min(chunks * PIPELINE_CHUNKS, PIPELINE_TRANSFERS // max(per_chunk, 1)))
 
 
 def _build_hierarchical_ring_pipelined(sched: Schedule, plan: Plan, chunks: int) -> None:
-    """The hierarchical ring over PIPELINE_CHUNKS x ``chunks`` chunks: chunk c+1 enters a
-    phase once chunk c has left it, so phase k of chunk c overlaps phase k-1 of chunk c+1
-    and the L1 rings keep the NPU links busy while the L1-L2 links carry the middle phase."""
-    _build_hierarchical_ring(sched, plan, chunks * PIPELINE_CHUNKS)
+    """The hierarchical ring over more chunks (pipeline_chunks): chunk c+1 enters a phase
+    once chunk c has left it, so phase k of chunk c overlaps phase k-1 of chunk c+1 and the
+    L1 rings keep the NPU links busy while the L1-L2 links carry the middle phase."""
+    G, k = _l1_blocks(sched.fabric, plan.request.group).shape
+    _build_hierarchical_ring(sched, plan, pipeline_chunks(G * k, k, G, chunks))
 
 
 def _build_ring(sched: Schedule, plan: Plan, chunks: int) -> None:

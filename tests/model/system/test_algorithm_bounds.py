@@ -91,3 +91,13 @@ def test_a_split_stream_is_bounded_by_its_best_split():
     c = LinkLoad(f)
     c.path(0, 2, 6.0)
     assert split_seconds(a, c) == pytest.approx(6.0)
+
+
+def test_pipeline_depth_is_capped_by_transfers():
+    from fredfab.model.system.algorithms import PIPELINE_CHUNKS, pipeline_chunks
+
+    # 20 NPUs (5 L1 x 4): 280 transfers per chunk, the full depth.
+    assert pipeline_chunks(20, 4, 5, 2) == 2 * PIPELINE_CHUNKS
+    # 1,024 NPUs (32 x 32): ~127,000 per chunk, no deeper than asked.
+    assert pipeline_chunks(1024, 32, 32, 2) == 2
+    assert 2 < pipeline_chunks(256, 16, 16, 2) < 2 * PIPELINE_CHUNKS
