@@ -111,7 +111,8 @@ def add_algorithm_argument(p: argparse.ArgumentParser) -> None:
         "--algorithm",
         metavar="NAME",
         help="run this algorithm instead of the fastest candidate (each candidate is simulated "
-        f"alone and the fastest runs by default): {names}",
+        "alone and the fastest runs by default); it must apply to the group on every fabric "
+        f"asked: {names}",
     )
 
 
@@ -198,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  fallback: {fb}")
         for nt in r["notes"]:
             print(f"  note: {nt}")
-    print(f"bus factor {rows[0]['bus_factor']:.4g}; {BANDWIDTHS}")
+    factors = {r["bus_factor"] for r in rows}  # one per group size
+    factor = f"bus factor {factors.pop():.4g}; " if len(factors) == 1 else ""
+    print(f"{factor}{BANDWIDTHS}")
     print("bound = the algorithm's most loaded link at full bandwidth (no latency)")
     return 0
