@@ -11,7 +11,9 @@ Endpoint algorithms (the mesh, FRED-A/C, and fallbacks), all over unicast routes
 * ``hierarchical-ring`` (FRED-A/C, BlueConnect style): Reduce-Scatter inside each L1 switch,
   All-Reduce of the shards across L1 switches among members of equal local rank (through L2),
   All-Gather inside each L1. Needs the same number (>= 2) of members under each L1 switch
-  involved; otherwise the flat ring.
+  involved; otherwise the flat ring. ``hierarchical-ring-pipelined`` runs it through
+  PIPELINE_CHUNKS times more chunks, so that phase k of chunk c overlaps phase k-1 of chunk
+  c+1 and the L1-L2 links stay busy (FRED-A: within 2% of the bound, against 37% above).
 * Reduce = ring Reduce-Scatter then every member sends its shard to the root; Broadcast = the
   root scatters D/N shards, then ring All-Gather; All-to-All = N-1 rounds, member i sending
   D/N to member i+r in round r; point-to-point = one route.
@@ -35,6 +37,10 @@ L2 reduce, L2 to L1, L1 multicast, pipelined); Reduce-Scatter is N serial reduce
 All-Gather N serial multicasts, with a switch reconfiguration between steps. All-to-All and
 point-to-point are unicast, routed online (the default configuration index), not circuits.
 
+Every algorithm states a lower bound (``bound``, from the bytes it moves over each link,
+fredfab.model.system.bounds); docs/system-model.md gives each in closed form. Which candidate
+runs is decided by the simulator (fredfab.sim.engines.algorithm_choice): the fastest.
+
 Chunks: the request is split into C chunks; chunk c+1 of every stream starts once chunk c has
 been sent, so hierarchical phases and chains pipeline across chunks.
 """
@@ -47,6 +53,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.system.bounds import LinkLoad, split_seconds
 from fredfab.model.system.fabric import Fabric, FabricError
 from fredfab.model.system.registry import Algorithm, Steps, candidates, lookup, register
 from fredfab.model.system.request import (  # noqa: F401  (re-exported)
@@ -77,10 +84,8 @@ def plan_request(
     """The plan of ``req`` on ``fabric``: the named ``algorithm`` if given (it must apply),
     else the most preferred candidate (fredfab.model.system.registry); ``endpoint`` forbids
     in-switch algorithms."""
-    fabric.check_npus(req.group, f"{req.op} group")
+    check_request(fabric, req)
     op = req.op
-    if op.uses_io and not fabric.ios:
-        raise FabricError(f"{op}: fabric {fabric.name} has no I/O controllers")
     if len(req.group) == 1 and not op.uses_io:
         return Plan(index, req, "local")
     found = candidates(fabric, req, endpoint)
@@ -97,6 +102,13 @@ def plan_request(
     else:
         raise FabricError(f"no algorithm runs {op} over {len(req.group)} NPUs on {fabric.name}")
     return chosen.plan(fabric, req, index)
+
+
+def check_request(fabric: Fabric, req: CollectiveRequest) -> None:
+    """A FabricError unless ``req`` can run on ``fabric`` (NPUs exist, I/O controllers)."""
+    fabric.check_npus(req.group, f"{req.op} group")
+    if req.op.uses_io and not fabric.ios:
+        raise FabricError(f"{req.op}: fabric {fabric.name} has no I/O controllers")
 
 
 def build(sched: Schedule, plan: Plan, chunks: int = 1) -> None:
@@ -142,6 +154,32 @@ def _build_hierarchical_ring(sched: Schedule, plan: Plan, chunks: int) -> None:
         e2, s2 = _rings(sched, M.T, 2 * (G - 1), Dc / (k * G), r, e1.T, prev and prev[1])
         _, s3 = _rings(sched, M, k - 1, Dc / k, r, e2.T, prev and prev[2])
         prev = (s1, s2, s3)
+
+
+#: Chunks of hierarchical-ring-pipelined per requested chunk. With P chunks in flight the
+#: phases overlap except while the first chunk fills the pipeline and the last drains it,
+#: about (RS + AG time of one chunk) / P of idle bottleneck; 32 keeps FRED-A's All-Reduce
+#: within 2% of its bound (tests/sim/engines/test_algorithm_bounds.py).
+PIPELINE_CHUNKS = 32
+#: At most this many transfers per pipelined plan (fewer chunks on large groups): the cost
+#: of simulating a plan grows with its transfers, and a 1,024-NPU hierarchical ring already
+#: has ~127,000 per chunk. Where the cap binds the variant pipelines less (or not at all).
+PIPELINE_TRANSFERS = 2**17
+
+
+def pipeline_chunks(group_size: int, l1_size: int, l1_count: int, chunks: int) -> int:
+    """Chunks hierarchical-ring-pipelined runs for ``chunks`` requested: PIPELINE_CHUNKS x
+    chunks, capped at PIPELINE_TRANSFERS transfers (never fewer than ``chunks``)."""
+    per_chunk = group_size * (2 * (l1_size - 1) + 2 * (l1_count - 1))
+    return max(chunks, min(chunks * PIPELINE_CHUNKS, PIPELINE_TRANSFERS // max(per_chunk, 1)))
+
+
+def _build_hierarchical_ring_pipelined(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """The hierarchical ring over more chunks (pipeline_chunks): chunk c+1 enters a phase
+    once chunk c has left it, so phase k of chunk c overlaps phase k-1 of chunk c+1 and the
+    L1 rings keep the NPU links busy while the L1-L2 links carry the middle phase."""
+    G, k = _l1_blocks(sched.fabric, plan.request.group).shape
+    _build_hierarchical_ring(sched, plan, pipeline_chunks(G * k, k, G, chunks))
 
 
 def _build_ring(sched: Schedule, plan: Plan, chunks: int) -> None:
@@ -494,6 +532,114 @@ def _nearest_member(f: Fabric, io: int, group: list[int], k: int) -> int:
     return cands[k % len(cands)]
 
 
+# ---------------------------------------------------------------------- bounds
+# Each algorithm's lower bound (fredfab.model.system.bounds): the bytes it moves over each
+# link, at full bandwidth, on its most loaded link. Closed forms: docs/system-model.md.
+def _ring_factor(op: CollectiveKind, n: int) -> float:
+    """Bytes per byte of the request over each hop of a ring in group order."""
+    return 2 * (n - 1) / n if op == CollectiveKind.ALL_REDUCE else (n - 1) / n
+
+
+def _bound_ring(f: Fabric, req: CollectiveRequest) -> float:
+    load = LinkLoad(f)
+    load.ring(req.group, _ring_factor(req.op, len(req.group)) * req.size_bytes)
+    return load.seconds()
+
+
+def _bound_hierarchical(f: Fabric, req: CollectiveRequest) -> float:
+    """Rings in each L1 switch carry 2(k-1)/k D per hop, rings across L1 switches
+    2(G-1)/G D/k: one load for both variants (they differ in overlap, not in bytes)."""
+    M = _l1_blocks(f, req.group)
+    G, k = M.shape
+    D = req.size_bytes
+    load = LinkLoad(f)
+    for row in M:
+        load.ring(row, 2 * (k - 1) / k * D)
+    for col in M.T:
+        load.ring(col, 2 * (G - 1) / G * D / k)
+    return load.seconds()
+
+
+def _bound_mesh_2d(f: Fabric, req: CollectiveRequest) -> float:
+    """Row rings 2(W-1)/W D per hop, column rings 2(H-1)/H D/W; chunks split between the
+    two ring directions at any ratio (split_seconds)."""
+    M = _rectangle(f, req.group)
+    H, W = M.shape
+    M = M[folded(H)][:, folded(W)]
+    D = req.size_bytes
+    ways = []
+    for d in (0, 1):
+        Mr = M[:, ::-1] if d else M
+        Mc = Mr.T[:, ::-1] if d else Mr.T
+        load = LinkLoad(f)
+        for row in Mr:
+            load.ring(row, 2 * (W - 1) / W * D)
+        for col in Mc:
+            load.ring(col, 2 * (H - 1) / H * D / W)
+        ways.append(load)
+    return split_seconds(*ways)
+
+
+def _bound_ring_reduce(f: Fabric, req: CollectiveRequest) -> float:
+    g, n, D = list(req.group), len(req.group), req.size_bytes
+    load = LinkLoad(f)
+    load.ring(g, (n - 1) / n * D)
+    others = [u for u in g if u != req.root_npu]
+    load.paths(others, [req.root_npu] * len(others), D / n)
+    return load.seconds()
+
+
+def _bound_scatter_broadcast(f: Fabric, req: CollectiveRequest) -> float:
+    g, n, D = list(req.group), len(req.group), req.size_bytes
+    load = LinkLoad(f)
+    others = [u for u in g if u != req.root_npu]
+    load.paths([req.root_npu] * len(others), others, D / n)
+    load.ring(g, (n - 1) / n * D)
+    return load.seconds()
+
+
+def _bound_direct_rounds(f: Fabric, req: CollectiveRequest) -> float:
+    g, n = list(req.group), len(req.group)
+    load = LinkLoad(f)
+    for rnd in range(1, n):
+        load.paths(g, g[rnd:] + g[:rnd], req.size_bytes / n)
+    return load.seconds()
+
+
+def _bound_direct(f: Fabric, req: CollectiveRequest) -> float:
+    load = LinkLoad(f)
+    load.path(req.group[0], req.group[1], req.size_bytes)
+    return load.seconds()
+
+
+def _bound_io_relays(f: Fabric, req: CollectiveRequest) -> float:
+    """Each controller's D/K shard over its relay, every link carrying its share."""
+    load = LinkLoad(f)
+    rel = _io_relay_set(f, req.group, req.op == CollectiveKind.IO_REDUCE)
+    load.links(rel.links, req.size_bytes / len(f.ios), rel.weights)
+    return load.seconds()
+
+
+def _bound_in_switch(f: Fabric, req: CollectiveRequest) -> float:
+    """One tree flow of D (every link carries D); I/O patterns: K concurrent flows of D/K;
+    Reduce-Scatter / All-Gather: N serial flows of D/N, each bounded alone, plus the N-1
+    reconfigurations between them."""
+    steps = _in_switch_steps(f, req)
+    D, op = req.size_bytes, req.op
+    if op in (CollectiveKind.REDUCE_SCATTER, CollectiveKind.ALL_GATHER):
+        total = 0.0
+        for (tree,) in steps:
+            load = LinkLoad(f)
+            rel = prepare_trees(f, (tree,))
+            load.links(rel.links, D / len(steps), rel.weights)
+            total += load.seconds()
+        return total + (len(steps) - 1) * f.timing.reconfiguration_time
+    rel = prepare_trees(f, tuple(step[0] for step in steps))
+    load = LinkLoad(f)
+    load.links(rel.links, D / len(rel) if op.uses_io else D, rel.weights)
+    return load.seconds()
+
+
 # ---------------------------------------------------------------------- registry
 def _in_switch_steps(fabric: Fabric, req: CollectiveRequest) -> Steps:
     """The tree flows of each in-switch algorithm (see the module docstring)."""
@@ -536,6 +682,7 @@ for _op in _IN_SWITCH_OPS:
             _build_in_switch,
             steps=_in_switch_steps,
             multiplexed=_op.uses_io,
+            bound=_bound_in_switch,
             preference=0,
         )
     )
@@ -546,6 +693,7 @@ register(
         frozenset({CollectiveKind.ALL_REDUCE}),
         lambda f, r: f.routing == "xy" and _rectangle(f, r.group) is not None,
         _build_mesh_2d,
+        bound=_bound_mesh_2d,
         preference=10,
     )
 )
@@ -556,7 +704,20 @@ register(
         frozenset({CollectiveKind.ALL_REDUCE}),
         lambda f, r: f.routing == "tree" and _l1_blocks(f, r.group) is not None,
         _build_hierarchical_ring,
+        bound=_bound_hierarchical,
         preference=10,
+    )
+)
+register(
+    Algorithm(
+        "hierarchical-ring-pipelined",
+        f"hierarchical-ring through {PIPELINE_CHUNKS}x more chunks, so that its three phases "
+        "overlap (L1 rings of one chunk while another crosses the L2 switch)",
+        frozenset({CollectiveKind.ALL_REDUCE}),
+        lambda f, r: f.routing == "tree" and _l1_blocks(f, r.group) is not None,
+        _build_hierarchical_ring_pipelined,
+        bound=_bound_hierarchical,
+        preference=11,
     )
 )
 register(
@@ -572,6 +733,7 @@ register(
         ),
         _always,
         _build_ring,
+        bound=_bound_ring,
         preference=50,
     )
 )
@@ -582,6 +744,7 @@ register(
         frozenset({CollectiveKind.REDUCE}),
         _always,
         _build_ring_reduce,
+        bound=_bound_ring_reduce,
         preference=50,
     )
 )
@@ -592,6 +755,7 @@ register(
         frozenset({CollectiveKind.BROADCAST}),
         _always,
         _build_scatter_broadcast,
+        bound=_bound_scatter_broadcast,
         preference=50,
     )
 )
@@ -602,6 +766,7 @@ register(
         frozenset({CollectiveKind.ALL_TO_ALL}),
         _always,
         _build_direct_rounds,
+        bound=_bound_direct_rounds,
         preference=50,
     )
 )
@@ -612,6 +777,7 @@ register(
         frozenset({CollectiveKind.P2P}),
         _always,
         _build_direct,
+        bound=_bound_direct,
         preference=50,
     )
 )
@@ -623,6 +789,7 @@ register(
         _IO_OPS,
         lambda f, r: f.routing == "xy",
         _build_io_relays,
+        bound=_bound_io_relays,
         preference=50,
     )
 )
@@ -633,6 +800,7 @@ register(
         _IO_OPS,
         lambda f, r: f.routing == "tree",
         _build_io_relays,
+        bound=_bound_io_relays,
         preference=50,
     )
 )

@@ -8,8 +8,11 @@ import json
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.flow import FlowError
 from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
+from fredfab.model.system.registry import algorithms, lookup
+from fredfab.model.system.request import normalize_op
 from fredfab.model.system.units import NS
 from fredfab.sim.cli import UserError
+from fredfab.sim.cli.algorithm_list import list_algorithms
 from fredfab.sim.cli.arguments import (
     CHUNKS,
     PACKET_MAX_SIZE,
@@ -27,6 +30,12 @@ from fredfab.sim.engines.system import DEFAULT_CHUNKS, simulate
 
 NAME = "collective"
 HELP = "time a collective (All-Reduce, ...) over an NPU group on a wafer fabric"
+#: What the bandwidth columns mean (help, table footer and docs/system-model.md).
+BANDWIDTHS = (
+    "algbw = size / time (bytes each NPU contributes or receives per second); "
+    "busbw = algbw x bus factor (NCCL's definition: All-Reduce 2(N-1)/N; Reduce-Scatter, "
+    "All-Gather, All-to-All (N-1)/N; others 1), the per-NPU link bandwidth a ring would need"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,8 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--size",
         type=size,
-        required=True,
-        help="bytes per NPU, e.g. 64MiB, 1GB, 4096 (whole bytes, at most 1TiB)",
+        help="bytes per NPU, e.g. 64MiB, 1GB, 4096 (whole bytes, more than 0, at most 1TiB; "
+        "required unless --list-algorithms)",
     )
     p.add_argument("--root", type=plain_int, help="root NPU of reduce / broadcast (default: first)")
     p.add_argument(
@@ -83,7 +92,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="fallback",
         help="unroutable in-switch configurations: fall back (reported) or fail",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_algorithm_argument(p)
+    p.add_argument(
+        "--list-algorithms",
+        action="store_true",
+        help="list every algorithm (name, ops, summary) and the fabrics where it applies to "
+        "--op over --group, then stop",
+    )
+    out = p.add_argument_group("output", BANDWIDTHS)
+    out.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output: per fabric the algorithm used, its time, bound, algbw, "
+        "busbw and every candidate considered with its time alone",
+    )
+
+
+def add_algorithm_argument(p: argparse.ArgumentParser) -> None:
+    """``--algorithm NAME``, naming the registered algorithms (shared with `fred phases`)."""
+    names = ", ".join(a.name for a in algorithms())
+    p.add_argument(
+        "--algorithm",
+        metavar="NAME",
+        help="run this algorithm instead of the fastest candidate (each candidate is simulated "
+        "alone and the fastest runs by default); it must apply to the group on every fabric "
+        f"asked: {names}",
+    )
 
 
 def fabrics_from(args: argparse.Namespace):
@@ -98,12 +132,25 @@ def fabrics_from(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.list_algorithms:
+        return list_algorithms(fabrics_from(args), args.op, args.group, as_json=args.json)
     size = args.size
+    if size is None:
+        raise UserError("give --size (bytes per NPU), or --list-algorithms")
+    if size == 0:
+        # Zero bytes take no time: no bandwidth to report.
+        raise UserError("--size 0: a collective needs at least 1 byte per NPU")
     if args.engine == "packet" and size > PACKET_MAX_SIZE:
         raise UserError(
             f"--engine packet handles at most {fmt_bytes(PACKET_MAX_SIZE)} per NPU; "
             "use the flow engine for larger sizes"
         )
+    if args.algorithm is not None:
+        alg = lookup(args.algorithm)
+        if normalize_op(args.op) not in alg.ops:
+            raise UserError(
+                f"--algorithm {alg.name} runs {', '.join(sorted(alg.ops))}, not {args.op}"
+            )
     rows = []
     for fab in fabrics_from(args):
         if args.group == "all":
@@ -125,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
             on_conflict=args.on_conflict,
             engine=args.engine,
             resolution=args.resolution_ns * NS,
+            algorithm=args.algorithm,
         )
         r = res.requests[0]
         rows.append(
@@ -137,25 +185,29 @@ def run(args: argparse.Namespace) -> int:
             }
         )
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(rows, indent=1, allow_nan=False))
         return 0
     print(f"{rows[0]['op']} of {fmt_bytes(size)} over {rows[0]['group_size']} NPUs")
-    head = f"{'fabric':<10} {'algorithm':<28} {'time':>11} {'algbw GB/s':>11} {'per-NPU GB/s':>13}"
+    head = (
+        f"{'fabric':<10} {'algorithm':<28} {'time':>11} {'bound':>11} "
+        f"{'algbw GB/s':>11} {'busbw GB/s':>11}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
+        bound = "-" if r["bound_s"] is None else fmt_time(r["bound_s"])
         print(
-            f"{r['fabric']:<10} {r['algorithm']:<28} {fmt_time(r['time_s']):>11} "
-            f"{r['algbw_GBps']:>11.1f} {r['busbw_GBps']:>13.1f}"
+            f"{r['fabric']:<10} {r['algorithm']:<28} {fmt_time(r['time_s']):>11} {bound:>11} "
+            f"{r['algbw_GBps']:>11.1f} {r['busbw_GBps']:>11.1f}"
         )
         for fb in r["fallbacks"]:
             print(f"  fallback: {fb}")
         for nt in r["notes"]:
             print(f"  note: {nt}")
-    print(
-        "per-NPU = effective bandwidth an endpoint ring algorithm would need per NPU "
-        "(bus bandwidth)"
-    )
+    factors = {r["bus_factor"] for r in rows}  # one per group size
+    factor = f"bus factor {factors.pop():.4g}; " if len(factors) == 1 else ""
+    print(f"{factor}{BANDWIDTHS}")
+    print("bound = the algorithm's most loaded link at full bandwidth (no latency)")
     for line in timing_lines({r["fabric"]: r["switch_timing"] for r in rows}):
         print(line)
     return 0

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from fredfab.model.system import Strategy
 from fredfab.model.system.units import GB
+from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import CHUNKS, bounded_int, size, span, timing_card
-from fredfab.sim.cli.collective import fabrics_from
+from fredfab.sim.cli.collective import add_algorithm_argument, fabrics_from
 from fredfab.sim.cli.output import atomic_path, check_file
 from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
@@ -48,7 +49,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="plot file (.png or .svg; default build/phases/...)")
     p.add_argument("--format", choices=("png", "svg"), default="png", help="default plot format")
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_algorithm_argument(p)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output (per phase: busbw, the algorithms used and the slowest "
+        "group's candidates with their times alone)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
     for k, v in sizes.items():
         if v is None and base is None:
             raise ValueError(f"give --size (or --{k}-size for every phase)")
+    for k, v in [("", base), *((f"{k}-", v) for k, v in sizes.items())]:
+        if v == 0:
+            # A phase of zero bytes takes no time: no bandwidth to report.
+            raise UserError(f"--{k}size 0: a phase needs at least 1 byte per NPU")
     out = None
     if not args.no_plot:
         out = Path(args.output) if args.output else Path("build/phases") / f"{st}.{args.format}"
@@ -74,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             dp_bytes=sizes["dp"],
             pp_bytes=sizes["pp"],
             chunks=args.chunks,
+            algorithm=args.algorithm,
         )
         table[fab.name] = res
     phases = [ph for ph in ("MP", "DP", "PP") if any(ph in r for r in table.values())]
@@ -87,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
             "plot": str(plot) if plot else None,
             "switch_timing": timing,
         }
-        print(json.dumps(out, indent=1))
+        print(json.dumps(out, indent=1, allow_nan=False))
         return 0
-    print(f"{st}: per-NPU effective bandwidth (GB/s) and time per phase, all groups at once")
+    print(f"{st}: bus bandwidth per NPU (GB/s) and time per phase, all groups at once")
     for ph in phases:
         r0 = next(r[ph] for r in table.values() if ph in r)
         print(
@@ -101,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
     for f, res in table.items():
         cells = "".join(f"{res[ph].busbw / GB:>12.1f}{fmt_time(res[ph].time):>12}" for ph in phases)
         print(f"{f:<10}{cells}")
+        print(
+            "  algorithms: " + "; ".join(f"{ph} {', '.join(res[ph].algorithms)}" for ph in phases)
+        )
         for ph in phases:
             for fb in res[ph].fallbacks:
                 print(f"  {ph} fallback: {fb}")

@@ -7,11 +7,15 @@
     res = simulate(fab, [CollectiveRequest("all-reduce", range(20), 64 * 2**20)])
     res.time, res.requests[0].algbw, res.requests[0].busbw
 
-Concurrent requests share the fabric's links (flow-level, fredfab.sim.engines.netsim). On fabrics
-with in-switch collectives, every circuit configuration (the FRED flows each switch must carry
-at once) is checked with the switch router (fredfab.model.router). When it cannot be routed:
+Each request runs the fastest of its candidate algorithms, each simulated alone with the same
+options (fredfab.sim.engines.algorithm_choice; memoised), unless ``algorithm=`` names one.
+Concurrent requests then share the fabric's links (flow-level, fredfab.sim.engines.netsim).
+On fabrics with in-switch collectives, every circuit configuration (the FRED flows each switch
+must carry at once) is checked with the switch router (fredfab.model.router). When it cannot
+be routed:
 
-* a request whose own flows conflict falls back to the endpoint algorithm (ring family);
+* a request's in-switch candidate whose own flows conflict is skipped (the fastest other
+  candidate runs: an endpoint algorithm of the ring family);
 * requests that conflict with each other run in successive batches (first fit, in request
   order), each batch starting when the previous one has finished;
 
@@ -21,31 +25,36 @@ CollectiveConflict instead.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
-
-from fredfab.model.flow import Flow, FlowError, validate_flows
-from fredfab.model.router import routable
-from fredfab.model.system.algorithms import CollectiveRequest, Plan, build, bus_factor, plan_request
+from fredfab.model.system.algorithms import CollectiveRequest, Plan, bus_factor
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.placement import Strategy
-from fredfab.model.system.schedule import LaneConflict, Schedule, switch_flows
+from fredfab.model.system.registry import lookup
 from fredfab.model.system.units import GB
 from fredfab.model.toml_fields import check_int
-from fredfab.sim.engines.netsim import SHARING, run_schedule
+from fredfab.sim.engines.algorithm_choice import Candidate, choose
+from fredfab.sim.engines.netsim import SHARING
+from fredfab.sim.engines.plan_run import ENGINES, RunOptions, run_plans
+from fredfab.sim.engines.switch_check import CollectiveConflict, SwitchChecker
 
-ENGINES = ("flow", "packet")
+__all__ = [
+    "DEFAULT_CHUNKS",
+    "ENGINES",
+    "CollectiveConflict",
+    "PhaseResult",
+    "RequestResult",
+    "SimResult",
+    "phase_bandwidth",
+    "simulate",
+]
+
 #: Default chunks per collective: the paper's mesh algorithm runs two chunks in opposite
 #: directions (fred-reference.md section 3), so two; every algorithm pipelines them.
 #: More chunks overlap hierarchical phases better and cost proportionally more events.
 DEFAULT_CHUNKS = 2
-
-
-class CollectiveConflict(ValueError):
-    """Flows that cannot share a circuit configuration, with on_conflict="error"."""
 
 
 @dataclass(frozen=True)
@@ -55,25 +64,34 @@ class RequestResult:
     start: float  # seconds
     end: float
     batch: int
+    #: The algorithms considered for it, with their times alone (algorithm_choice).
+    candidates: tuple[Candidate, ...] = ()
 
     @property
     def time(self) -> float:
         return self.end - self.start
 
     @property
-    def algbw(self) -> float:
-        """Algorithm bandwidth: bytes of the request / time (bytes/s)."""
-        return self.request.size_bytes / self.time if self.time > 0 else float("inf")
+    def algbw(self) -> float | None:
+        """Algorithm bandwidth: bytes of the request / time (bytes/s); None when the
+        request takes no time (one member, or nothing to move): no rate to report."""
+        return self.request.size_bytes / self.time if self.time > 0 else None
 
     @property
-    def busbw(self) -> float:
-        """Per-NPU effective bandwidth: the per-NPU link bandwidth an endpoint (ring)
-        algorithm would need for this time (bus_factor * size / time)."""
+    def busbw(self) -> float | None:
+        """Bus bandwidth (NCCL's definition): bus_factor * size / time, the per-NPU link
+        bandwidth an endpoint (ring) algorithm would need for this time; None like algbw."""
         f = bus_factor(self.request.op, len(self.request.group))
-        return f * self.request.size_bytes / self.time if self.time > 0 else float("inf")
+        return f * self.request.size_bytes / self.time if self.time > 0 else None
+
+    @property
+    def bound(self) -> float | None:
+        """Lower bound of the algorithm that ran, seconds (None when it states none)."""
+        return next((c.bound for c in self.candidates if c.name == self.algorithm), None)
 
     def to_dict(self) -> dict:
         r = self.request
+        alg, bus = self.algbw, self.busbw
         return {
             "op": r.op,
             "label": r.label,
@@ -83,9 +101,12 @@ class RequestResult:
             "start_s": self.start,
             "end_s": self.end,
             "time_s": self.time,
-            "algbw_GBps": self.algbw / GB,
-            "busbw_GBps": self.busbw / GB,
+            "bound_s": self.bound,
+            "algbw_GBps": None if alg is None else alg / GB,
+            "busbw_GBps": None if bus is None else bus / GB,
+            "bus_factor": bus_factor(r.op, len(r.group)),
             "batch": self.batch,
+            "candidates": [c.to_dict() for c in self.candidates],
         }
 
 
@@ -123,12 +144,16 @@ def simulate(
     engine: str = "flow",
     packet_bytes: float = 4096,
     resolution: float = 0.0,
+    algorithm: str | None = None,
 ) -> SimResult:
     """Run ``requests`` concurrently on ``fabric``; see the module docstring.
 
     ``engine="packet"`` uses the brute-force packet-level model (small fabrics only;
     ``packet_bytes`` per packet, the paper's 4 KB data packet by default). ``resolution``
     (seconds) is the flow engine's event time grid (0 = exact; see netsim.run_schedule).
+    ``algorithm`` forces that registered algorithm on every request of an op it runs (a
+    ValueError if it does not apply to one, or runs none of the requests' ops); by default
+    each request runs its fastest candidate (fredfab.sim.engines.algorithm_choice).
     """
     requests = list(requests)
     if not requests:
@@ -140,56 +165,45 @@ def simulate(
     if sharing not in SHARING:
         raise ValueError(f"sharing {sharing!r}: use one of {SHARING}")
     check_int(chunks, "chunks", lo=1)
-    plans = [plan_request(fabric, r, i) for i, r in enumerate(requests)]
-    fallbacks: list[str] = []
+    if algorithm is not None:
+        ops = lookup(algorithm).ops
+        if not any(r.op in ops for r in requests):
+            asked = ", ".join(sorted({str(r.op) for r in requests}))
+            raise ValueError(f"algorithm {algorithm!r} runs {', '.join(sorted(ops))}, not {asked}")
+    opts = RunOptions(chunks, sharing, engine, float(packet_bytes), float(resolution))
+    choices = [
+        choose(fabric, r, i, opts, algorithm=algorithm, on_conflict=on_conflict)
+        for i, r in enumerate(requests)
+    ]
+    plans = [c.plan for c in choices]
+    fallbacks = [m for c in choices for m in c.fallbacks]
     notes: list[str] = []
     if any(p.steps for p in plans):
-        checker = _Checker(fabric)
-        for i, p in enumerate(plans):
-            bad = next((c for s in p.steps if (c := checker.conflict([s])) is not None), None)
-            if bad is not None:
-                msg = f"request {i} ({p.request.op} over {len(p.request.group)} NPUs): {bad}"
-                if on_conflict == "error":
-                    raise CollectiveConflict(msg)
-                plans[i] = plan_request(fabric, p.request, i, endpoint=True)
-                fallbacks.append(f"{msg}; ran the endpoint algorithm {plans[i].algorithm}")
-        batches = _batches(plans, checker, on_conflict, fallbacks)
+        batches = _batches(plans, SwitchChecker(fabric), on_conflict, fallbacks)
     else:
         batches = [plans]
     results: dict[int, RequestResult] = {}
     t0 = 0.0
     transfers = events = 0
     for b, batch in enumerate(batches):
-        sched = Schedule(fabric)
+        run = run_plans(fabric, batch, opts)
+        transfers += run.transfers
+        events += run.events
         for p in batch:
-            build(sched, p, chunks)
-        if sched.n == 0:
-            ends = {p.index: t0 for p in batch}
-        else:
-            if engine == "flow":
-                res = run_schedule(sched, sharing=sharing, resolution=resolution)
-                done = res.delivered
-                events += res.events
-            else:
-                from fredfab.sim.engines.packetsim import run_packets
-
-                done = run_packets(sched, packet_bytes=packet_bytes)
-            req = sched.finalize()["request"]
-            transfers += sched.n
-            ends = {p.index: t0 for p in batch}
-            if len(req):
-                e = np.full(len(requests), -np.inf)
-                np.maximum.at(e, req, done)
-                for p in batch:
-                    if np.isfinite(e[p.index]):
-                        ends[p.index] = t0 + e[p.index]
-        # A request is issued when its batch starts; its time runs from there.
-        starts = {p.index: t0 for p in batch}
-        for p in batch:
+            cands = choices[p.index].candidates
+            if len(batch) == 1:
+                # Alone in its batch: its time is its time alone, for candidates not timed.
+                cands = tuple(
+                    dataclasses.replace(c, time=run.ends[p.index])
+                    if c.name == p.algorithm and c.time is None
+                    else c
+                    for c in cands
+                )
+            # A request is issued when its batch starts; its time runs from there.
             results[p.index] = RequestResult(
-                p.request, p.algorithm, starts[p.index], ends[p.index], b
+                p.request, p.algorithm, t0, t0 + run.ends[p.index], b, cands
             )
-        t0 = max([t0, *ends.values()])
+        t0 = max([t0, *(t0 + e for e in run.ends.values())])
     return SimResult(
         fabric.name,
         t0,
@@ -202,7 +216,9 @@ def simulate(
     )
 
 
-def _batches(plans: list[Plan], checker: _Checker, on_conflict: str, fallbacks: list[str]):
+def _batches(
+    plans: list[Plan], checker: SwitchChecker, on_conflict: str, fallbacks: list[str]
+) -> list[list[Plan]]:
     """First-fit partition of the plans into batches whose configurations route together."""
     batches: list[list[Plan]] = []
     for p in plans:
@@ -231,45 +247,6 @@ def _batches(plans: list[Plan], checker: _Checker, on_conflict: str, fallbacks: 
     return batches
 
 
-class _Checker:
-    """Routability of circuit configurations on every switch, memoised."""
-
-    def __init__(self, fabric: Fabric) -> None:
-        self.fabric = fabric
-
-    def conflict(self, step_trees: Sequence[Sequence]) -> str | None:
-        trees = [t for s in step_trees for t in s]
-        try:
-            per_switch = switch_flows(self.fabric, trees)
-        except (LaneConflict, FlowError) as exc:
-            return str(exc)
-        for x, flows in sorted(per_switch.items()):
-            why = _route_check(tuple(sorted(flows)), self.fabric.num_ports(x), self.fabric.switch_m)
-            if why is not None:
-                return f"switch {self.fabric.nodes[x].name}: {why}"
-        return None
-
-    def conflict_merged(self, plans: Sequence[Plan]) -> str | None:
-        serial = [p for p in plans if p.steps and not p.multiplexed]
-        depth = max((len(p.steps) for p in serial), default=0)
-        for k in range(depth):
-            why = self.conflict([p.steps[k] for p in serial if k < len(p.steps)])
-            if why is not None:
-                return why
-        return None
-
-
-@functools.lru_cache(maxsize=4096)
-def _route_check(flows: tuple[Flow, ...], ports: int, m: int) -> str | None:
-    try:
-        validate_flows(flows, ports)
-    except FlowError as exc:
-        return str(exc)
-    if not routable(flows, ports, m):
-        return f"flows {', '.join(map(str, flows))} cannot run concurrently on Fred_{m}({ports})"
-    return None
-
-
 # ---------------------------------------------------------------------- 3D-parallel phases
 @dataclass(frozen=True)
 class PhaseResult:
@@ -279,10 +256,13 @@ class PhaseResult:
     group_size: int
     size_bytes: float
     time: float
-    busbw: float  # per-NPU effective bandwidth, bytes/s (slowest group)
+    #: Bus bandwidth of the slowest group, bytes/s (None when the phase takes no time).
+    busbw: float | None
     algorithms: tuple[str, ...]
     fallbacks: tuple[str, ...]
     batches: int
+    #: The candidates considered for the slowest group's request (algorithm_choice).
+    candidates: tuple[Candidate, ...] = ()
 
     def to_dict(self) -> dict:
         return {
@@ -292,10 +272,11 @@ class PhaseResult:
             "group_size": self.group_size,
             "size_bytes": self.size_bytes,
             "time_s": self.time,
-            "busbw_GBps": self.busbw / GB,
+            "busbw_GBps": None if self.busbw is None else self.busbw / GB,
             "algorithms": list(self.algorithms),
             "fallbacks": list(self.fallbacks),
             "batches": self.batches,
+            "candidates": [c.to_dict() for c in self.candidates],
         }
 
 
@@ -307,13 +288,15 @@ def phase_bandwidth(
     mp_bytes: float | None = None,
     dp_bytes: float | None = None,
     pp_bytes: float | None = None,
+    algorithm: str | None = None,
     **kw,
 ) -> dict[str, PhaseResult]:
     """Effective per-NPU bandwidth of each 3D-parallel phase, all groups of a phase at once.
 
     MP and DP are All-Reduces in every group, PP the point-to-point sends between consecutive
     stages; per-NPU bandwidth is bus_factor * size / time of the phase (its slowest group).
-    ``size_bytes`` sets every phase; ``mp_bytes`` etc. override. ``kw`` goes to simulate().
+    ``size_bytes`` sets every phase; ``mp_bytes`` etc. override. ``algorithm`` is forced on
+    the phases whose op it runs (a ValueError if none). ``kw`` goes to simulate().
     """
     st = Strategy.parse(strategy) if isinstance(strategy, str) else strategy
     if st.workers > fabric.num_npus:
@@ -326,9 +309,17 @@ def phase_bandwidth(
         if v is None:
             raise ValueError(f"no size for the {ph} phase: give size_bytes or {ph.lower()}_bytes")
         sizes[ph] = v
+    phases = st.phase_requests(sizes["MP"], sizes["DP"], sizes["PP"])
+    ops = lookup(algorithm).ops if algorithm is not None else frozenset()
+    if algorithm is not None and not any(reqs[0].op in ops for reqs in phases.values()):
+        raise ValueError(
+            f"algorithm {algorithm!r} runs {', '.join(sorted(ops))}, none of the phases of {st}"
+        )
     out: dict[str, PhaseResult] = {}
-    for ph, reqs in st.phase_requests(sizes["MP"], sizes["DP"], sizes["PP"]).items():
-        res = simulate(fabric, reqs, **kw)
+    for ph, reqs in phases.items():
+        forced = algorithm if reqs[0].op in ops else None
+        res = simulate(fabric, reqs, algorithm=forced, **kw)
+        slowest = max(res.requests, key=lambda r: r.end)
         out[ph] = PhaseResult(
             ph,
             reqs[0].op,
@@ -338,9 +329,10 @@ def phase_bandwidth(
             res.time,
             bus_factor(reqs[0].op, len(reqs[0].group)) * sizes[ph] / res.time
             if res.time > 0
-            else float("inf"),
+            else None,
             tuple(sorted({r.algorithm for r in res.requests})),
             res.fallbacks,
             res.batches,
+            slowest.candidates,
         )
     return out
