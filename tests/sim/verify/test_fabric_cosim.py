@@ -8,6 +8,8 @@ the inputs and random backpressure at the outputs; phases change through the fab
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from fredfab.hw.fabric_params import FabricParams
@@ -97,3 +99,29 @@ def test_fred_d_cycles_match_the_system_model() -> None:
     rows = cross_check(p, _ops(p, ("MP4-DP5", "MP2-DP5-PP2")), "verilator", flits=64)
     for r in rows:
         assert abs(r.error) <= 0.05, r
+
+
+@pytest.mark.needs("icarus")
+def test_cli_fabric(capsys) -> None:
+    from fredfab.sim.cli import main
+
+    base = ["cosim", "--sim", "icarus", "--fabric", "tree:2x2", "--lanes", "1"]
+    base += ["--dtype", "int16", "--root", str(ROOT), "--flits", "16"]
+    assert main([*base, "--op", "all-reduce", "--strategy", "MP2-DP2", "--check", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["passed"] and out["out_flits"] == 4 * 16 * 3
+    assert [r["phase"] for r in out["check"]] == out["phases"]
+    assert all(abs(r["error"]) <= 0.05 for r in out["check"])
+    assert main([*base, "--op", "reduce", "--inject-error"]) == 1
+    assert "mismatch on output port" in capsys.readouterr().out
+
+
+def test_cli_fabric_bad_input(capsys) -> None:
+    from fredfab.sim.cli import main
+
+    assert main(["cosim", "--fabric", "mesh-5x4", "--op", "all-reduce"]) == 2
+    assert "mesh" in capsys.readouterr().err
+    assert main(["cosim", "--fabric", "tree:2x2", "--strategy", "MP4-DP2"]) == 2
+    assert "needs 8 NPUs" in capsys.readouterr().err
+    assert main(["cosim", "--sim", "icarus"]) == 2
+    assert "--ports is required" in capsys.readouterr().err
