@@ -144,6 +144,7 @@ def run_fabric(args: argparse.Namespace) -> int:
                     "flits": r.flits,
                     "measured_cycles": r.measured,
                     "predicted_cycles": r.predicted,
+                    "predicted_cycles_one_card": r.predicted_single_latency,
                     "error": r.error,
                 }
                 for r in rows
@@ -158,9 +159,15 @@ def run_fabric(args: argparse.Namespace) -> int:
     if not rep.passed:
         print(f"       {rep.error}\nlog: {result.log}")
     if rows:
-        print(f"  {'phase':<32} {'measured':>9} {'model':>9} {'error':>7}")
+        # "one card": the system model's single switch latency (docs/fabric-rtl.md).
+        head = ("phase", "measured", "model", "error", "one card", "error")
+        print("  {:<24} {:>9} {:>7} {:>7} {:>9} {:>7}".format(*head))
         for r in rows:
-            print(f"  {r.label:<32} {r.measured:>9} {r.predicted:>9.1f} {r.error:>+7.1%}")
+            one = (r.predicted_single_latency - r.measured) / r.measured
+            print(
+                f"  {r.label:<24} {r.measured:>9} {r.predicted:>7.1f} {r.error:>+7.1%}"
+                f" {r.predicted_single_latency:>9.1f} {one:>+7.1%}"
+            )
     if result.waves:
         print(f"waves: {result.waves}")
     return 0 if ok else 1
