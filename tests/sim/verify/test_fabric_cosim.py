@@ -46,14 +46,16 @@ def _run(params: FabricParams, sim: str, strategies: tuple[str, ...], flits: int
 
 @pytest.mark.needs("icarus")
 @pytest.mark.parametrize(
-    ("spec", "dtype", "delay", "strategies"),
+    ("spec", "arch", "dtype", "delay", "strategies"),
     [
-        ("tree:2x2+io1", "bf16", 1, ("MP2-DP2",)),
-        ("tree:3x2", "int16", 0, ("MP3-PP2", "MP1-DP3-PP2")),
+        ("tree:2x2+io1", "clos", "bf16", 1, ("MP2-DP2",)),
+        ("tree:3x2", "clos", "int16", 0, ("MP3-PP2", "MP1-DP3-PP2")),
+        pytest.param("tree:3x2+io1", "xbar", "fp16", 3, ("MP3-PP2",), marks=pytest.mark.slow),
+        pytest.param("tree:2x2x2", "clos", "fp32", 1, ("MP2-PP2",), marks=pytest.mark.slow),
     ],
 )
-def test_collectives_and_phases_on_icarus(spec, dtype, delay, strategies) -> None:
-    p = FabricParams(spec, lanes=2, dtype=dtype, link_delay=delay)
+def test_collectives_and_phases_on_icarus(spec, arch, dtype, delay, strategies) -> None:
+    p = FabricParams(spec, arch=arch, lanes=2, dtype=dtype, link_delay=delay)
     result, scenarios = _run(p, "icarus", strategies)
     assert result.passed, result.summary()
     for sc, rep in zip(scenarios, result.scenarios, strict=True):
