@@ -57,3 +57,13 @@ def test_a_switch_conflict_names_the_switch() -> None:
     fab = load_fabric("fred-d")
     with pytest.raises(FabricRouteError, match=r"switch L1\.0: "):
         route_groups(fab, [((0, 1), (0, 1)), ((0, 2), (0, 2))])
+
+
+def test_a_blocking_switch_is_named() -> None:
+    # Fred_2(8) switches (m = 2) block this phase at L1.1 (found by a random search).
+    fab = fred_tree([4, 2], [1.0, 1.0], switch_m=2)
+    groups = [((3,), (1, 5)), ((4, 6), (4, 6)), ((0,), (7,))]
+    with pytest.raises(FabricRouteError, match=r"switch L1\.1: flows .* cannot run concurrently"):
+        route_groups(fab, groups)
+    # With the paper's m = 3 the same phase routes.
+    assert route_groups(fab, groups, m=3).routings
