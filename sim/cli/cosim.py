@@ -3,7 +3,8 @@
 Without ``--flows`` it runs the standard scenarios (fredfab.sim.verify.scenarios: every collective
 kind, unicast permutations, concurrent flows, reconfiguration under traffic, reset default,
 reset in the middle of traffic); with ``--flows`` it runs the given concurrent flows as
-phases under the chosen idle and backpressure patterns. Exit status 1 on any mismatch, with
+phases under the chosen idle and backpressure patterns. ``--fabric`` co-simulates a whole
+fabric of switches instead (fredfab.sim.cli.cosim_fabric). Exit status 1 on any mismatch, with
 the first mismatching flit of every failing scenario; 2 on bad input; 3 when the
 ``--flows`` cannot be routed together.
 """
@@ -36,10 +37,12 @@ HELP = "co-simulate a generated switch (cocotb on Icarus or Verilator) against t
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from fredfab.sim.cli.cosim_fabric import add_fabric_arguments
     from fredfab.sim.verify.scenarios import PATTERN_NAMES, SCENARIO_NAMES
 
     p.add_argument("--sim", choices=cosim.SIMULATORS, default="verilator")
-    add_params_arguments(p)
+    add_params_arguments(p, ports_required=False)
+    add_fabric_arguments(p)
     p.add_argument(
         "--flows",
         nargs="+",
@@ -90,6 +93,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
 
+    if args.fabric:
+        from fredfab.sim.cli.cosim_fabric import run_fabric
+
+        return run_fabric(args)
+    if args.ports is None:
+        raise UserError("--ports is required (or --fabric for a whole fabric)")
     params = params_from(args)
     check_folder(args.root, "build folder")
     if args.timing_card:

@@ -37,12 +37,19 @@ def _int_help(name: str, text: str, default: object = None) -> str:
     return f"{text} ({span(PARAM_LIMITS[name])}{more})"
 
 
-def add_params_arguments(p: argparse.ArgumentParser, **defaults: object) -> None:
+def add_params_arguments(
+    p: argparse.ArgumentParser, ports_required: bool = True, **defaults: object
+) -> None:
     """Generator parameters, shared by every command that builds a switch. ``defaults``
-    replace SwitchParams' own for a command that needs others."""
+    replace SwitchParams' own for a command that needs others; ``ports_required`` False for
+    a command that can take the port counts from elsewhere (a fabric)."""
     d = {**DEFAULTS, **defaults}
     p.add_argument(
-        "--ports", "-P", type=plain_int, required=True, help=_int_help("ports", "switch ports P")
+        "--ports",
+        "-P",
+        type=plain_int,
+        required=ports_required,
+        help=_int_help("ports", "switch ports P"),
     )
     p.add_argument(
         "--arch",

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from fredfab.hw.fabric_params import FabricParams
 from fredfab.hw.params import SwitchParams
 from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
 from fredfab.sim.verify.scenario_file import SCENARIOS_ENV, Scenario, ScenarioFile
@@ -102,13 +103,20 @@ def generator_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def rtl(params: SwitchParams, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
-    """The variant's Verilog and manifest, generated once per generator version."""
+def rtl(params: SwitchParams | FabricParams, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
+    """The variant's Verilog and manifest (a switch's, or a whole fabric's: hw/fabric.py),
+    generated once per generator version."""
     from fredfab.hw.manifest import generate
     from fredfab.sim.verify.build_cache import cached_build
 
     out = Path(root).resolve() / "rtl" / params.name
     key = f"{generator_digest()} {json.dumps(params.to_dict(), sort_keys=True)}"
+    if isinstance(params, FabricParams):
+        from fredfab.hw.fabric_manifest import generate
+
+        # The fabric file may change under the same name: its wiring is part of the key.
+        w = params.wiring
+        key += f" {[(s.name, s.ports) for s in w.switches]} {w.wires}"
     v_path, j_path = out / f"{params.name}.v", out / f"{params.name}.json"
     cached_build(out, key, lambda: generate(params, out), outputs=[v_path, j_path])
     return v_path, j_path
@@ -165,7 +173,7 @@ def _runner_class(sim: str):
 
 @dataclass(frozen=True)
 class Build:
-    params: SwitchParams
+    params: SwitchParams | FabricParams
     sim: str
     build_dir: Path
     top: str
@@ -218,7 +226,9 @@ def simulator_version(sim: str) -> str:
     return f"icarus {words[3]}" if len(words) > 3 else "icarus"
 
 
-def build(params: SwitchParams, sim: str, waves: bool = False, root: Path = DEFAULT_ROOT) -> Build:
+def build(
+    params: SwitchParams | FabricParams, sim: str, waves: bool = False, root: Path = DEFAULT_ROOT
+) -> Build:
     """Build the variant for ``sim`` (cached by content); return where it is."""
     import cocotb
 
@@ -413,7 +423,7 @@ def _collect(names: list[str], files: RunFiles) -> list[ScenarioReport]:
 
 
 def run(
-    params: SwitchParams,
+    params: SwitchParams | FabricParams,
     sim: str,
     scenarios: Sequence[Scenario],
     *,

@@ -1,0 +1,173 @@
+"""`fred cosim --fabric SPEC`: co-simulate a whole fabric of FRED switches (hw/fabric.py).
+
+Every ``--op`` (all-reduce, reduce, multicast over all NPUs) and the MP, DP and PP phases of
+every ``--strategy`` run one after the other, each a fabric phase, under the ``--idle`` and
+``--stall`` patterns at the NPU ports; every receiving NPU is checked bit for bit against the
+golden collective. With ``--check`` the same phases run again on an empty, never stalled
+fabric and their cycles are compared with the system model's prediction (within 5%).
+Exit status 1 on a mismatch or a prediction off by more than 5%; 2 on bad input (including a
+phase the fabric's switches cannot route).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from fredfab.sim.cli import UserError
+from fredfab.sim.cli.arguments import bounded_int, span
+
+#: Flits per sender and phase.
+FLITS = (1, 4096)
+#: Largest relative difference of the prediction that --check accepts.
+TOLERANCE = 0.05
+
+
+def add_fabric_arguments(p: argparse.ArgumentParser) -> None:
+    from fredfab.hw.fabric_params import MAX_LINK_DELAY
+    from fredfab.sim.verify.fabric_scenarios import FABRIC_OPS
+
+    g = p.add_argument_group("fabric (--fabric)")
+    g.add_argument(
+        "--fabric",
+        metavar="SPEC",
+        help="co-simulate a whole fabric: fred-b, fred-d, a fabric TOML file or tree:4x5[+ioN]",
+    )
+    g.add_argument("--op", nargs="+", choices=FABRIC_OPS, default=[], help="collectives to run")
+    g.add_argument(
+        "--strategy",
+        nargs="+",
+        default=[],
+        metavar="S",
+        help="3D-parallel strategies whose MP/DP/PP phases to run, e.g. MP2-DP5-PP2",
+    )
+    g.add_argument(
+        "--link-delay",
+        type=bounded_int((0, MAX_LINK_DELAY)),
+        default=1,
+        help=f"register slices per link (0..{MAX_LINK_DELAY}; default 1)",
+    )
+    g.add_argument(
+        "--flits",
+        type=bounded_int(FLITS),
+        default=8,
+        help=f"flits per sender and phase ({span(FLITS)}; default 8)",
+    )
+    g.add_argument(
+        "--check", action="store_true", help="compare each phase's cycles with the system model"
+    )
+
+
+def _params(args: argparse.Namespace):
+    from fredfab.hw.fabric_params import FabricParams
+    from fredfab.model.system.fabric import FabricError
+
+    try:
+        return FabricParams(
+            args.fabric,
+            arch=args.arch,
+            m=args.m,
+            lanes=args.lanes,
+            dtype=args.dtype,
+            regs_per_stage=args.regs_per_stage,
+            slots=args.slots,
+            word_width=args.word_width,
+            link_delay=args.link_delay,
+        )
+    except (ValueError, FabricError, OSError) as exc:
+        raise UserError(f"--fabric {args.fabric}: {exc}") from None
+
+
+def _ops(args: argparse.Namespace, npus: tuple[int, ...]) -> list:
+    from fredfab.model.system.placement import Strategy
+    from fredfab.sim.verify.fabric_scenarios import collective_op, strategy_ops
+
+    ops = [collective_op(name, npus, root=npus[0]) for name in args.op]
+    for text in args.strategy:
+        try:
+            s = Strategy.parse(text)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        if s.workers > len(npus):
+            raise UserError(f"strategy {s} needs {s.workers} NPUs; the fabric has {len(npus)}")
+        ops += strategy_ops(s)
+    if not ops:
+        raise UserError("--fabric needs at least one --op or --strategy")
+    return ops
+
+
+def run_fabric(args: argparse.Namespace) -> int:
+    from fredfab.model.fabric_router import FabricRouteError
+    from fredfab.sim.verify import cosim
+    from fredfab.sim.verify.fabric_check import cross_check
+    from fredfab.sim.verify.fabric_scenarios import FabricScenarioBuilder
+
+    params = _params(args)
+    ops = _ops(args, params.fabric.npus)
+    try:
+        cosim.check_simulator(args.sim)
+    except cosim.CosimError as exc:
+        raise UserError(str(exc)) from None
+    b = FabricScenarioBuilder(params, args.seed)
+    try:
+        sc = b.scenario("fabric", ops, args.flits, args.idle, args.stall, args.seed)
+    except FabricRouteError as exc:
+        raise UserError(str(exc)) from None
+    if args.inject_error:
+        from fredfab.sim.cli.cosim import _corrupt
+
+        _corrupt(sc)
+    if not args.json:
+        print(f"{args.sim}: {params.name}, {len(ops)} phase(s) ...", flush=True)
+    result = cosim.run(params, args.sim, [sc], label="cli", waves=args.waves, root=args.root)
+    rows = []
+    if args.check and result.passed:
+        rows = cross_check(params, ops, args.sim, flits=args.flits, seed=args.seed, root=args.root)
+    ok = result.passed and all(abs(r.error) <= TOLERANCE for r in rows)
+    rep = result.scenarios[0]
+    if args.json:
+        out = {
+            "sim": args.sim,
+            "variant": params.name,
+            "passed": ok,
+            "build_seconds": result.build_seconds,
+            "wall_seconds": result.wall_seconds,
+            "cycles": rep.cycles,
+            "in_flits": rep.in_flits,
+            "out_flits": rep.out_flits,
+            "error": rep.error,
+            "first_mismatch": rep.first_mismatch and rep.first_mismatch.to_json(),
+            "phases": [op.label for op in ops],
+            "check": [
+                {
+                    "phase": r.label,
+                    "flits": r.flits,
+                    "measured_cycles": r.measured,
+                    "predicted_cycles": r.predicted,
+                    "predicted_cycles_one_card": r.predicted_single_latency,
+                    "error": r.error,
+                }
+                for r in rows
+            ],
+        }
+        print(json.dumps(out, indent=1))
+        return 0 if ok else 1
+    status = "ok  " if rep.passed else "FAIL"
+    print(
+        f"  {status} {len(ops)} phases: {rep.cycles} cycles, {rep.in_flits} in, {rep.out_flits} out"
+    )
+    if not rep.passed:
+        print(f"       {rep.error}\nlog: {result.log}")
+    if rows:
+        # "one card": the system model's single switch latency (docs/fabric-rtl.md).
+        head = ("phase", "measured", "model", "error", "one card", "error")
+        print("  {:<24} {:>9} {:>7} {:>7} {:>9} {:>7}".format(*head))
+        for r in rows:
+            one = (r.predicted_single_latency - r.measured) / r.measured
+            print(
+                f"  {r.label:<24} {r.measured:>9} {r.predicted:>7.1f} {r.error:>+7.1%}"
+                f" {r.predicted_single_latency:>9.1f} {one:>+7.1%}"
+            )
+    if result.waves:
+        print(f"waves: {result.waves}")
+    return 0 if ok else 1

@@ -1,0 +1,97 @@
+"""The fabric generator (hw/fabric.py): wiring, parameters, manifest and Verilog lint."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from fredfab.hw.control import n_words
+from fredfab.hw.fabric import fabric_words, word_bases
+from fredfab.hw.fabric_manifest import generate, latency_cycles, path_latency
+from fredfab.hw.fabric_params import FabricParams
+from fredfab.model.fabric_wiring import BOUNDARY, FabricWiring
+from fredfab.model.system.loader import load_fabric
+from fredfab.sim.verify.toolchain import verilator_lint
+
+
+def test_fred_d_wiring_uses_every_port_once() -> None:
+    w = FabricWiring.of(load_fabric("fred-d"))
+    assert [(s.name, s.ports) for s in w.switches] == [
+        ("L1.0", 12),
+        ("L1.1", 12),
+        ("L1.2", 12),
+        ("L1.3", 11),
+        ("L1.4", 11),
+        ("L2", 20),
+    ]
+    assert len(w.boundary) == 20 + 18
+    outs = Counter((x.src.switch, x.src.port) for x in w.wires)
+    ins = Counter((x.dst.switch, x.dst.port) for x in w.wires)
+    for k, site in enumerate(w.switches):
+        for p in range(site.ports):
+            assert outs[k, p] == 1 and ins[k, p] == 1, (site.name, p)
+    for b in w.boundary:
+        assert outs[BOUNDARY, b] == 1 and ins[BOUNDARY, b] == 1
+    # Every L1 joins the L2 by a bundle of 4 lanes, both ways: 5 x 4 x 2 wires.
+    assert len(w.switch_to_switch()) == 40
+
+
+def test_bundle_lanes_follow_port_base() -> None:
+    fab = load_fabric("fred-d")
+    w = FabricWiring.of(fab)
+    l2 = w.switch_index(fab.root)
+    for c in fab.children[fab.root]:
+        up = fab.port_base(c)[fab.root]
+        down = fab.port_base(fab.root)[c]
+        for j in range(fab.lanes[c]):
+            src = w.feeding(type(w.wires[0].dst)(l2, down + j))
+            assert (src.switch, src.port) == (w.switch_index(c), up + j)
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"spec": "mesh-5x4"}, "mesh"),
+        ({"spec": "tree:2x2", "link_delay": -1}, "link_delay"),
+        ({"spec": "tree:2x2", "arch": "ring"}, "arch"),
+        ({"spec": "tree:2y2"}, "tree:RxR"),
+        ({"spec": "tree:2x2", "m": 9}, "m must be"),
+    ],
+)
+def test_bad_parameters_are_refused(kw: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        FabricParams(**kw)
+
+
+def test_configuration_addresses_tile_the_switches() -> None:
+    p = FabricParams("fred-d")
+    bases = word_bases(p)
+    sizes = [n_words(p.switch_params(s)) for s in p.wiring.switches]
+    assert bases == [sum(sizes[:k]) for k in range(len(sizes))]
+    assert fabric_words(p) == sum(sizes)
+
+
+def test_latency_is_the_longest_path() -> None:
+    p = FabricParams("fred-d", link_delay=2)
+    lat = {s.node: p.switch_params(s).latency_cycles for s in p.wiring.switches}
+    fab = p.fabric
+    l1 = lat[fab.parent[0]]
+    # NPU 0 to NPU 19: L1, L2, L1 and four links.
+    assert path_latency(p, 0, 19) == 2 * l1 + lat[fab.root] + 4 * 2
+    # NPU 0 to NPU 1: one switch, two links.
+    assert path_latency(p, 0, 1) == l1 + 2 * 2
+    assert latency_cycles(p) == path_latency(p, 0, 19)
+
+
+@pytest.mark.needs("verilator")
+@pytest.mark.parametrize("arch", ["clos", pytest.param("xbar", marks=pytest.mark.slow)])
+def test_generated_verilog_is_lint_clean(tmp_path, arch: str) -> None:
+    p = FabricParams("tree:2x2+io1", arch=arch, link_delay=2)
+    v, j = generate(p, tmp_path)
+    info = json.loads(j.read_text())
+    assert info["top"] == p.name
+    assert len(info["streams"]["i"]) == 5  # 4 NPUs and one I/O controller
+    assert [s["word_base"] for s in info["switches"]] == word_bases(p)
+    assert verilator_lint(v, p.name) == []
