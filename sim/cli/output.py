@@ -124,12 +124,15 @@ def print_with_plot(
     default_folder: Path,
     plot: Callable[[object, Path], object],
     table: Callable[[object], str],
+    stem: str | None = None,
 ) -> int:
     """The end of a training command: the plot (unless --no-plot) written atomically to -o or
-    ``default_folder/<workload>.<format>``, then the result as JSON or as a table."""
+    ``default_folder/<stem>.<format>`` (stem: the workload's name unless given), then the
+    result as JSON or as a table."""
     written = None
     if not args.no_plot:
-        out = Path(args.output or default_folder / f"{result.workload}.{args.format}")
+        name = stem or result.workload
+        out = Path(args.output or default_folder / f"{name}.{args.format}")
         with atomic_path(out) as tmp:
             plot(result, tmp)
         written = out

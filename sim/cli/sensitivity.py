@@ -4,13 +4,12 @@ as one setting varies (NPU compute, efficiency, sequence length, samples, link b
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
 from fredfab.sim.cli.arguments import MAX_SENSITIVITY_VALUES, span
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
-from fredfab.sim.cli.output import atomic_path, check_plot_path
+from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import Progress
 from fredfab.sim.cli.sensitivity_report import format_sensitivity_table, plot_sensitivity
 from fredfab.sim.engines.sensitivity import VARIABLES, check_values, sensitivity
@@ -88,18 +87,11 @@ def run(args: argparse.Namespace) -> int:
         progress=Progress(f"sensitivity {args.workload} {args.vary}"),
         **overrides(args),
     )
-    written = None
-    if not args.no_plot:
-        out = Path(args.output or PLOT_FOLDER / f"{res.workload}-{res.variable}.{args.format}")
-        with atomic_path(out) as tmp:
-            plot_sensitivity(res, tmp)
-        written = out
-    if args.json:
-        d = res.to_dict()
-        d["plot"] = str(written) if written else None
-        print(json.dumps(d, indent=1))
-        return 0
-    print(format_sensitivity_table(res))
-    if written:
-        print(f"plot: {written}")
-    return 0
+    return print_with_plot(
+        args,
+        res,
+        PLOT_FOLDER,
+        plot_sensitivity,
+        format_sensitivity_table,
+        stem=f"{res.workload}-{res.variable}",
+    )
