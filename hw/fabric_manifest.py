@@ -21,18 +21,14 @@ fabric as it drives a switch. The fabric's own keys:
 
 from __future__ import annotations
 
-import json
 from itertools import product
 from pathlib import Path
-
-from amaranth.back import verilog
-from amaranth.lib import wiring
 
 from fredfab.hw.control import n_words
 from fredfab.hw.fabric import FredFabric, fabric_cfg_layout, fabric_words, instance_name, word_bases
 from fredfab.hw.fabric_params import FabricParams
 from fredfab.hw.flit import flit_layout
-from fredfab.hw.manifest import _fields
+from fredfab.hw.manifest import layout_fields, port_list, stream_map, write_generated
 
 MANIFEST_SCHEMA = "fred-fabric-manifest/1"
 
@@ -58,15 +54,6 @@ def latency_cycles(params: FabricParams) -> int:
 def manifest(fab: FredFabric) -> dict:
     p = fab.params
     w = p.wiring
-    ports = []
-    for path, member, value in fab.signature.flatten(fab):
-        width = len(value.as_value() if hasattr(value, "as_value") else value)
-        direction = "input" if member.flow == wiring.In else "output"
-        ports.append({"name": "__".join(map(str, path)), "direction": direction, "width": width})
-
-    def names(prefix: str) -> dict:
-        return {k: f"{prefix}__{k}" for k in ("payload", "valid", "ready")}
-
     n = len(w.boundary)
     sp0 = fab.switches[0].params
     flit = flit_layout(sp0.element.bits, p.lanes)
@@ -77,17 +64,12 @@ def manifest(fab: FredFabric) -> dict:
         "params": p.to_dict(),
         "clock": "clk",
         "reset": {"name": "rst", "synchronous": True, "active": "high"},
-        "ports": ports,
-        "streams": {
-            "i": [names(f"i__{k}") for k in range(n)],
-            "o": [names(f"o__{k}") for k in range(n)],
-            "cfg": names("cfg"),
-            "select": names("select"),
-        },
+        "ports": port_list(fab),
+        "streams": stream_map(n),
         "status": {"slot": "slot", "reconfiguring": "reconfiguring"},
         "flit": {
             "width": flit.size,
-            "fields": _fields(flit),
+            "fields": layout_fields(flit),
             "lanes": p.lanes,
             "dtype": p.dtype,
             "element_bits": sp0.element.bits,
@@ -96,7 +78,7 @@ def manifest(fab: FredFabric) -> dict:
             "word_width": p.word_width,
             "words_per_slot": fabric_words(p),
             "slots": p.slots,
-            "cfg_payload": _fields(fabric_cfg_layout(p)),
+            "cfg_payload": layout_fields(fabric_cfg_layout(p)),
         },
         "fabric": {
             "name": p.fabric.name,
@@ -129,16 +111,5 @@ def manifest(fab: FredFabric) -> dict:
 
 def generate(params: FabricParams, out_dir: Path) -> tuple[Path, Path]:
     """Write ``<name>.v`` and ``<name>.json`` into ``out_dir``; return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     fab = FredFabric(params)
-    text = verilog.convert(fab, name=params.name)
-    info = manifest(fab)
-    missing = [port["name"] for port in info["ports"] if f" {port['name']};" not in text]
-    if missing:
-        raise RuntimeError(f"ports missing from the generated Verilog: {missing[:5]}")
-    v_path = out_dir / f"{params.name}.v"
-    j_path = out_dir / f"{params.name}.json"
-    v_path.write_text(text)
-    info["verilog"] = v_path.name
-    j_path.write_text(json.dumps(info, indent=1) + "\n")
-    return v_path, j_path
+    return write_generated(fab, params.name, manifest(fab), out_dir)

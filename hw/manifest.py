@@ -48,39 +48,68 @@ from fredfab.model.config import CONFIG_SCHEMA
 MANIFEST_SCHEMA = "fred-switch-manifest/1"
 
 
-def _fields(layout: data.StructLayout) -> dict:
+def layout_fields(layout: data.StructLayout) -> dict:
     return {name: {"lsb": f.offset, "width": f.width} for name, f in layout}
+
+
+def port_list(component: wiring.Component) -> list[dict]:
+    """Every top-level port of ``component``: Verilog name, direction and width."""
+    ports = []
+    for path, member, value in component.signature.flatten(component):
+        width = len(value.as_value() if hasattr(value, "as_value") else value)
+        direction = "input" if member.flow == wiring.In else "output"
+        ports.append({"name": "__".join(map(str, path)), "direction": direction, "width": width})
+    return ports
+
+
+def stream_map(ports: int) -> dict:
+    """The payload/valid/ready port names of the data, configuration and select streams."""
+
+    def names(prefix: str) -> dict:
+        return {k: f"{prefix}__{k}" for k in ("payload", "valid", "ready")}
+
+    return {
+        "i": [names(f"i__{k}") for k in range(ports)],
+        "o": [names(f"o__{k}") for k in range(ports)],
+        "cfg": names("cfg"),
+        "select": names("select"),
+    }
+
+
+def write_generated(
+    component: wiring.Component, name: str, info: dict, out_dir: Path
+) -> tuple[Path, Path]:
+    """Convert ``component`` to ``<name>.v`` and write its manifest ``info`` as
+    ``<name>.json`` into ``out_dir``, after checking that the manifest names only ports the
+    Verilog has; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    text = verilog.convert(component, name=name)
+    missing = [port["name"] for port in info["ports"] if f" {port['name']};" not in text]
+    if missing:  # the manifest must describe the Verilog actually written
+        raise RuntimeError(f"ports missing from the generated Verilog: {missing[:5]}")
+    v_path = out_dir / f"{name}.v"
+    j_path = out_dir / f"{name}.json"
+    v_path.write_text(text)
+    info["verilog"] = v_path.name
+    j_path.write_text(json.dumps(info, indent=1) + "\n")
+    return v_path, j_path
 
 
 def manifest(switch: FredSwitch) -> dict:
     p = switch.params
     topo = switch.topology
-    ports = []
-    for path, member, value in switch.signature.flatten(switch):
-        width = len(value.as_value() if hasattr(value, "as_value") else value)
-        direction = "input" if member.flow == wiring.In else "output"
-        ports.append({"name": "__".join(map(str, path)), "direction": direction, "width": width})
-
-    def stream_names(prefix: str) -> dict:
-        return {k: f"{prefix}__{k}" for k in ("payload", "valid", "ready")}
-
     return {
         "schema": MANIFEST_SCHEMA,
         "top": p.name,
         "params": p.to_dict(),
         "clock": "clk",
         "reset": {"name": "rst", "synchronous": True, "active": "high"},
-        "ports": ports,
-        "streams": {
-            "i": [stream_names(f"i__{k}") for k in range(p.ports)],
-            "o": [stream_names(f"o__{k}") for k in range(p.ports)],
-            "cfg": stream_names("cfg"),
-            "select": stream_names("select"),
-        },
+        "ports": port_list(switch),
+        "streams": stream_map(p.ports),
         "status": {"slot": "slot", "reconfiguring": "reconfiguring"},
         "flit": {
             "width": flit_layout(p.element.bits, p.lanes).size,
-            "fields": _fields(flit_layout(p.element.bits, p.lanes)),
+            "fields": layout_fields(flit_layout(p.element.bits, p.lanes)),
             "lanes": p.lanes,
             "dtype": p.dtype,
             "element_bits": p.element.bits,
@@ -91,7 +120,7 @@ def manifest(switch: FredSwitch) -> dict:
             "word_width": p.word_width,
             "words_per_slot": n_words(p),
             "slots": p.slots,
-            "cfg_payload": _fields(cfg_layout(p)),
+            "cfg_payload": layout_fields(cfg_layout(p)),
             "reset_slot": 0,
             "reset_words": switch.control.default.to_words(p.word_width),
             "topology": topo.to_dict(),
@@ -107,19 +136,8 @@ def manifest(switch: FredSwitch) -> dict:
 
 def generate(params: SwitchParams, out_dir: Path) -> tuple[Path, Path]:
     """Write ``<name>.v`` and ``<name>.json`` into ``out_dir``; return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     switch = FredSwitch(params)
-    text = verilog.convert(switch, name=params.name)
-    info = manifest(switch)
-    missing = [port["name"] for port in info["ports"] if f" {port['name']};" not in text]
-    if missing:  # the manifest must describe the Verilog actually written
-        raise RuntimeError(f"ports missing from the generated Verilog: {missing[:5]}")
-    v_path = out_dir / f"{params.name}.v"
-    j_path = out_dir / f"{params.name}.json"
-    v_path.write_text(text)
-    info["verilog"] = v_path.name
-    j_path.write_text(json.dumps(info, indent=1) + "\n")
-    return v_path, j_path
+    return write_generated(switch, params.name, manifest(switch), out_dir)
 
 
 def load_manifest(path: Path) -> dict:
