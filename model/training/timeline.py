@@ -188,10 +188,11 @@ class Timeline:
         blocking collective taking no time): pipeline fill, drain and imbalance, a property
         of the stages' compute alone. Exposed communication is the rest, the time the
         communication adds to the iteration; each kind gets a share in proportion to what
-        making that kind alone free would save (the time-aligned attribution ``aligned``,
-        what the critical path does while the reference idles, where no kind alone saves
-        anything). Slowing down one collective must not move pipeline fill into "mp" just
-        because the fill now overlaps another stage's MP instead of its compute."""
+        making that kind alone free would save (where no kind alone saves anything: the
+        time-aligned attribution ``aligned``, what the critical path does while the reference
+        idles; failing that, equal shares). Slowing down one collective must not move
+        pipeline fill into "mp" just because the fill now overlaps another stage's MP
+        instead of its compute."""
         comm = [c for c in TASK_CATEGORIES if c != "compute"]
         compute = aligned["compute"]
         present = {c for t in self.tasks for c, d in t.parts if d > 0}
@@ -200,16 +201,25 @@ class Timeline:
         free = self._makespan_without(frozenset(comm))
         bubble = max(free - compute, 0.0)
         exposed = max(makespan - free, 0.0)
-        saved = {
-            c: max(makespan - self._makespan_without(frozenset({c})), 0.0) if c in present else 0.0
-            for c in comm
-        }
-        weights = saved if sum(saved.values()) > 0 else {c: aligned[c] for c in comm}
+        kinds = [c for c in comm if c in present]
+        if exposed <= 0 or len(kinds) == 1:  # nothing to share, or one kind takes it all
+            saved = {c: 1.0 if c in kinds else 0.0 for c in comm}
+        else:
+            saved = {
+                c: max(makespan - self._makespan_without(frozenset({c})), 0.0)
+                if c in kinds
+                else 0.0
+                for c in comm
+            }
+        weights = saved
+        for fallback in ({c: aligned[c] for c in comm}, {c: float(c in kinds) for c in comm}):
+            if sum(weights.values()) <= 0:
+                weights = fallback
         total = sum(weights.values())
         br = dict.fromkeys(CATEGORIES, 0.0)
         br["compute"], br["bubble"] = compute, bubble
         for c in comm:
-            br[c] = exposed * weights[c] / total if total > 0 else 0.0
+            br[c] = exposed * weights[c] / total
         return br
 
     def _segments(self, t: int, start: list[float]):
