@@ -95,3 +95,11 @@ def test_large_ring_reaches_its_bound():
     r = simulate(f, [req], algorithm="mesh-ring-routes").requests[0]
     assert r.bound == pytest.approx(2 * 3 / 4 * req.size_bytes / 750e9, rel=1e-12)
     assert r.bound <= r.time <= 1.02 * r.bound
+
+
+def test_the_packet_model_agrees():
+    f = load_fabric("mesh")
+    req = CollectiveRequest("all-reduce", (12, 13, 14, 15), 2**21)
+    flow, packet = (simulate(f, [req], engine=e) for e in ("flow", "packet"))
+    assert flow.requests[0].algorithm == packet.requests[0].algorithm == "mesh-ring-routes"
+    assert packet.time == pytest.approx(flow.time, rel=0.02)
