@@ -80,6 +80,8 @@ class Timeline:
         self.tasks: list[Task] = []
         self.deps: list[list[int]] = []
         self.queue: dict[str, list[int]] = defaultdict(list)
+        #: Topological order and per-task resource predecessor, from the last schedule.
+        self._order: tuple[list[int], list[int]] = ([], [])
 
     def add(
         self,
@@ -137,8 +139,10 @@ class Timeline:
         end = [0.0] * n
         ready = deque(t for t in range(n) if indeg[t] == 0)
         done = 0
+        order: list[int] = []
         while ready:
             t = ready.popleft()
+            order.append(t)
             s = end[prev[t]] if prev[t] >= 0 else 0.0
             for d in self.deps[t]:
                 s = max(s, end[d])
@@ -152,6 +156,7 @@ class Timeline:
         if done != n:
             stuck = [self.tasks[t].name for t in range(n) if indeg[t] > 0][:5]
             raise RuntimeError(f"task graph has a cycle (e.g. {stuck})")
+        self._order = (order, prev)
         return start, end, prev
 
     def _finish(self, start, end, prev, crit, reference):
@@ -172,14 +177,16 @@ class Timeline:
 
     def _makespan_without(self, cats: frozenset[str]) -> float:
         """The iteration time with every part of the categories ``cats`` taking no time (the
-        same task order on every resource)."""
-        free = Timeline()
-        free.tasks = [
-            Task(t.name, t.resource, tuple((c, 0.0 if c in cats else d) for c, d in t.parts))
-            for t in self.tasks
-        ]
-        free.deps, free.queue = self.deps, self.queue
-        return max(free._times()[1], default=0.0)
+        same task order on every resource; the topological order of the last ``_times``)."""
+        order, prev = self._order
+        end = [0.0] * len(self.tasks)
+        for t in order:
+            s = end[prev[t]] if prev[t] >= 0 else 0.0
+            for d in self.deps[t]:
+                if end[d] > s:
+                    s = end[d]
+            end[t] = s + sum(d for c, d in self.tasks[t].parts if c not in cats)
+        return max(end, default=0.0)
 
     def _free_fabric_split(self, aligned: dict[str, float], makespan: float) -> dict[str, float]:
         """Bubble and exposed communication, the bubble independent of the fabric.
