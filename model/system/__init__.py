@@ -7,6 +7,7 @@ The simulator that runs what is described here lives in fredfab.sim.engines (net
 from fredfab.model.system import (
     dims_algorithms,  # noqa: F401  (ASTRA-sim's)
     mesh_algorithms,  # noqa: F401  (the mesh at its bound)
+    mesh_ring_routes,  # noqa: F401  (mesh rings on chosen minimal routes)
 )
 from fredfab.model.system.algorithms import (
     OPS,

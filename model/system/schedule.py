@@ -185,6 +185,33 @@ class Schedule:
             self._edges(dep, ids, 1)
         return ids
 
+    def add_routes(
+        self,
+        routes: Sequence[tuple[int, ...]],
+        size: float | np.ndarray,
+        *,
+        after: Iterable[np.ndarray | Sequence[int]] = (),
+        after_sent: Iterable[np.ndarray | Sequence[int]] = (),
+        request: int = 0,
+    ) -> np.ndarray:
+        """One unicast transfer per explicit route (directed link ids from source to
+        destination, e.g. a minimal route other than the fabric's own); otherwise as
+        add_paths."""
+        f = self.fabric
+        lengths = np.array([len(r) for r in routes], dtype=np.int64)
+        links = np.array([lk for r in routes for lk in r], dtype=np.int64)
+        weights = f.kind_weight(links, CollectiveKind.UNICAST) if len(links) else np.zeros(0)
+        owner = np.repeat(np.arange(len(routes)), lengths)
+        lat = np.bincount(owner, weights=f.hop_latency[links], minlength=len(routes))
+        k = len(routes)
+        ids = np.arange(self.n, self.n + k, dtype=np.int64)
+        self._append(lengths, links, weights, size, lat, 0.0, request, k)
+        for dep in after:
+            self._edges(dep, ids, 0)
+        for dep in after_sent:
+            self._edges(dep, ids, 1)
+        return ids
+
     def add_tree(
         self,
         sources: Iterable[int],

@@ -7,14 +7,19 @@ were added (like a CUDA stream); a task starts when its resource is free and eve
 depends on has ended. Start times are the longest path through that graph.
 
 The iteration time is the end of the last task. The *breakdown* follows one reference NPU
-(by default the compute stream with the most busy time, i.e. the busiest NPU): while it runs a
-task, the time goes to that task's parts (compute, or MP collectives that block it); while it
-is idle, the time goes to whatever the critical path is doing then: a communication category
-(exposed communication) or "bubble" (the critical path is computing on another stage: pipeline
-fill and drain, imbalance). The categories sum exactly to the iteration time, and a
-communication that overlaps the reference NPU's compute is hidden. The critical path is walked
-back from the last task; when two constraints end at the same instant the resource's own
-predecessor is taken.
+(by default the compute stream with the most busy time, i.e. the busiest NPU): its own compute;
+the *bubble*, the time it would idle if communication were free (the same task graph with
+every communication part at zero: pipeline fill and drain, imbalance between stages, which
+depend on compute alone and so are the same on every fabric); and *exposed communication*,
+the rest: what communication adds to the iteration. Exposed communication is shared among the
+kinds (mp, dp, pp, input, weights) in proportion to what making each kind alone free would
+save. The categories sum exactly to the iteration time, and a communication that overlaps
+compute without delaying the iteration is hidden. (Attributing the reference's idle time to
+whatever the critical path does meanwhile, as this model did before, splits the same pipeline
+fill between "bubble" and "mp" by where its edges fall: another stage's compute or its
+blocking MP collective; that attribution is kept only to share exposed time among the kinds
+when no kind alone saves any.) The critical path is walked back from the last task; when two
+constraints end at the same instant the resource's own predecessor is taken.
 """
 
 from __future__ import annotations
@@ -30,8 +35,8 @@ TASK_CATEGORIES = ("compute", "input", "dp", "mp", "pp", "weights")
 #: PP collectives, and I/O streaming (microbatch inputs, and under weight streaming the weight
 #: loads and gradient reductions, all through the I/O controllers). Seen from the reference
 #: NPU, the iteration time is exactly compute + bubble + the sum of these: exposed
-#: communication is the time the NPU waits for (or is blocked by) a transfer, the bubble is
-#: the time it waits for another stage's compute (pipeline fill, drain and imbalance).
+#: communication is what communication adds to the iteration, the bubble is the time the NPU
+#: would wait for other stages with free communication (pipeline fill, drain and imbalance).
 EXPOSED_KINDS: dict[str, tuple[str, ...]] = {
     "mp": ("mp",),
     "dp": ("dp",),
@@ -75,6 +80,8 @@ class Timeline:
         self.tasks: list[Task] = []
         self.deps: list[list[int]] = []
         self.queue: dict[str, list[int]] = defaultdict(list)
+        #: Topological order and per-task resource predecessor, from the last schedule.
+        self._order: tuple[list[int], list[int]] = ([], [])
 
     def add(
         self,
@@ -107,6 +114,13 @@ class Timeline:
     def schedule(self, reference: str | None = None) -> Scheduled:
         """Start and end of every task, the critical path and the breakdown (seen from
         ``reference``; default: the busiest resource running compute)."""
+        start, end, prev = self._times()
+        crit = self._critical(start, end, prev)
+        return self._finish(start, end, prev, crit, reference)
+
+    def _times(self) -> tuple[list[float], list[float], list[int]]:
+        """Start and end of every task (longest paths), and each task's predecessor on its
+        resource (-1 for the first)."""
         n = len(self.tasks)
         prev = [-1] * n
         for q in self.queue.values():
@@ -125,8 +139,10 @@ class Timeline:
         end = [0.0] * n
         ready = deque(t for t in range(n) if indeg[t] == 0)
         done = 0
+        order: list[int] = []
         while ready:
             t = ready.popleft()
+            order.append(t)
             s = end[prev[t]] if prev[t] >= 0 else 0.0
             for d in self.deps[t]:
                 s = max(s, end[d])
@@ -140,7 +156,11 @@ class Timeline:
         if done != n:
             stuck = [self.tasks[t].name for t in range(n) if indeg[t] > 0][:5]
             raise RuntimeError(f"task graph has a cycle (e.g. {stuck})")
-        crit = self._critical(start, end, prev)
+        self._order = (order, prev)
+        return start, end, prev
+
+    def _finish(self, start, end, prev, crit, reference):
+        n = len(self.tasks)
         busy: dict[str, float] = defaultdict(float)
         for t, task in enumerate(self.tasks):
             busy[task.resource] += end[t] - start[t]
@@ -151,8 +171,63 @@ class Timeline:
                 if any(c == "compute" for c, _ in self.tasks[t].parts)
             }
             reference = max(sorted(computing), key=lambda r: busy[r], default="")
-        br = self._breakdown(start, end, crit, reference)
+        aligned = self._breakdown(start, end, crit, reference)
+        br = self._free_fabric_split(aligned, max(end, default=0.0))
         return Scheduled(tuple(start), tuple(end), tuple(crit), br, dict(busy), reference)
+
+    def _makespan_without(self, cats: frozenset[str]) -> float:
+        """The iteration time with every part of the categories ``cats`` taking no time (the
+        same task order on every resource; the topological order of the last ``_times``)."""
+        order, prev = self._order
+        end = [0.0] * len(self.tasks)
+        for t in order:
+            s = end[prev[t]] if prev[t] >= 0 else 0.0
+            for d in self.deps[t]:
+                if end[d] > s:
+                    s = end[d]
+            end[t] = s + sum(d for c, d in self.tasks[t].parts if c not in cats)
+        return max(end, default=0.0)
+
+    def _free_fabric_split(self, aligned: dict[str, float], makespan: float) -> dict[str, float]:
+        """Bubble and exposed communication, the bubble independent of the fabric.
+
+        The bubble is the reference's idle time with free communication (every transfer and
+        blocking collective taking no time): pipeline fill, drain and imbalance, a property
+        of the stages' compute alone. Exposed communication is the rest, the time the
+        communication adds to the iteration; each kind gets a share in proportion to what
+        making that kind alone free would save (where no kind alone saves anything: the
+        time-aligned attribution ``aligned``, what the critical path does while the reference
+        idles; failing that, equal shares). Slowing down one collective must not move
+        pipeline fill into "mp" just because the fill now overlaps another stage's MP
+        instead of its compute."""
+        comm = [c for c in TASK_CATEGORIES if c != "compute"]
+        compute = aligned["compute"]
+        present = {c for t in self.tasks for c, d in t.parts if d > 0}
+        if not present & set(comm):
+            return aligned
+        free = self._makespan_without(frozenset(comm))
+        bubble = max(free - compute, 0.0)
+        exposed = max(makespan - free, 0.0)
+        kinds = [c for c in comm if c in present]
+        if exposed <= 0 or len(kinds) == 1:  # nothing to share, or one kind takes it all
+            saved = {c: 1.0 if c in kinds else 0.0 for c in comm}
+        else:
+            saved = {
+                c: max(makespan - self._makespan_without(frozenset({c})), 0.0)
+                if c in kinds
+                else 0.0
+                for c in comm
+            }
+        weights = saved
+        for fallback in ({c: aligned[c] for c in comm}, {c: float(c in kinds) for c in comm}):
+            if sum(weights.values()) <= 0:
+                weights = fallback
+        total = sum(weights.values())
+        br = dict.fromkeys(CATEGORIES, 0.0)
+        br["compute"], br["bubble"] = compute, bubble
+        for c in comm:
+            br[c] = exposed * weights[c] / total
+        return br
 
     def _segments(self, t: int, start: list[float]):
         """(category, from, to) of task ``t``'s parts, in order."""
