@@ -34,6 +34,12 @@ from fredfab.model.system.schedule import Schedule
 
 SHARING = ("maxmin", "proportional")
 _REL = 1e-9  # relative tolerance: transfers finishing within it finish together
+#: Components up to this many transfers are searched link
+#: by link in Python; larger ones (all flows crossing a tree's root, say) with whole-array
+#: numpy passes, which cost the same however many flows they find. Only speed depends on it.
+_SMALL = 96
+#: Transfers starting per instant, on average, above which the Python search is dropped.
+_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,17 @@ class _FlowSim:
         self._lmark = np.zeros(self.nl, dtype=bool)
         self._fmark = np.zeros(n, dtype=bool)
         self._remap = np.zeros(self.nl, dtype=np.int64)
+        # Per link, its running transfers, while small components are the rule (see _SMALL):
+        # kept up to date with the running set; dropped for good once most recent searches
+        # outgrew it (``_big``: share of them) or transfers start in batches too large for
+        # Python bookkeeping (``_batch``: transfers started per search), both averaged over
+        # the last ~256 searches.
+        self._on_link: list[set[int]] | None = [set() for _ in range(self.nl)]
+        self._links_of: dict[int, list[int]] = {}  # per transfer, its links (Python ints)
+        self._searches = 0
+        self._big = 0.0
+        self._batch = 0.0
+        self._started = 0
 
     # ---------------------------------------------------------------- bookkeeping
     def _grid(self, t):
@@ -239,6 +256,13 @@ class _FlowSim:
         gone[fin] = True
         keep = ~gone[self.act_owner]
         gone[fin] = False
+        if self._on_link is not None:
+            on = self._on_link
+            gl = self.act_links[~keep].tolist()
+            for lk, t in zip(gl, self.act_owner[~keep].tolist(), strict=True):
+                on[lk].discard(t)
+            for t in fin.tolist():
+                self._links_of.pop(t, None)
         self.act_links = self.act_links[keep]
         self.act_owner = self.act_owner[keep]
         self.removed.append(fin)
@@ -251,11 +275,16 @@ class _FlowSim:
         if self.added:
             new = np.concatenate(self.added)
             lens = self.nlinks[new]
+            nl = self.links[_ranges(self.ptr[new], lens)]
+            no = np.repeat(new, lens)
             self.act = np.concatenate([self.act, new])
-            self.act_links = np.concatenate(
-                [self.act_links, self.links[_ranges(self.ptr[new], lens)]]
-            )
-            self.act_owner = np.concatenate([self.act_owner, np.repeat(new, lens)])
+            self.act_links = np.concatenate([self.act_links, nl])
+            self.act_owner = np.concatenate([self.act_owner, no])
+            if self._on_link is not None:
+                on = self._on_link
+                self._started += len(new)
+                for lk, t in zip(nl.tolist(), no.tolist(), strict=True):
+                    on[lk].add(t)
         self.added, self.removed = [], []
         flows = self._component(seeds)
         if not len(flows):
@@ -269,6 +298,44 @@ class _FlowSim:
 
     def _component(self, seeds: np.ndarray) -> np.ndarray:
         """Running transfers connected to the links of ``seeds`` through shared links."""
+        if self._on_link is not None:
+            found = self._component_small(seeds)
+            self._searches += 1
+            self._big += ((found is None) - self._big) / 256
+            self._batch += (self._started - self._batch) / 256
+            self._started = 0
+            if self._searches >= 2048 and (self._big > 0.75 or self._batch > _BATCH):
+                self._on_link = None  # numpy passes from now on
+                self._links_of = {}
+            if found is not None:
+                return found
+        return self._component_large(seeds)
+
+    def _component_small(self, seeds: np.ndarray) -> np.ndarray | None:
+        """As _component, link by link; None once it grows past the size _SMALL sets."""
+        on, ptr, links, cache = self._on_link, self.ptr, self.links, self._links_of
+        stack = self.links[_ranges(ptr[seeds], self.nlinks[seeds])].tolist()
+        seen_l = set(stack)
+        seen_f: set[int] = set()
+        cap = _SMALL
+        while stack:
+            for t in on[stack.pop()]:
+                if t in seen_f:
+                    continue
+                seen_f.add(t)
+                if len(seen_f) > cap:
+                    return None
+                lt = cache.get(t)
+                if lt is None:
+                    lt = cache[t] = links[ptr[t] : ptr[t + 1]].tolist()
+                for lk in lt:
+                    if lk not in seen_l:
+                        seen_l.add(lk)
+                        stack.append(lk)
+        return np.fromiter(seen_f, dtype=np.int64, count=len(seen_f))
+
+    def _component_large(self, seeds: np.ndarray) -> np.ndarray:
+        """As _component, by whole-array passes over the running transfers' links."""
         lmark, fmark = self._lmark, self._fmark
         al, ao = self.act_links, self.act_owner
         frontier = self.links[_ranges(self.ptr[seeds], self.nlinks[seeds])]
