@@ -41,7 +41,8 @@ def credit_window(
     3 TB/s and 15 ns hop latency holds half of the 45 KB round trip: half the line rate).
     A real credit also crosses the wire back, which a hardware buffer must add on top.
     """
-    rtt = packet_bytes / bandwidth + hop_latency
+    bandwidth = np.asarray(bandwidth, dtype=float)
+    rtt = packet_bytes / bandwidth + np.asarray(hop_latency, dtype=float)
     need = np.ceil(bandwidth * rtt / packet_bytes - 1e-9).astype(np.int64)
     return np.maximum(need, MIN_WINDOW)
 
