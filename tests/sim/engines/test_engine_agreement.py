@@ -15,8 +15,8 @@ Known exception, marked xfail (it passes on some fabrics): scatter+ring-all-gath
 whose root starts its ring while still scattering on the same uplink. The flow model ends
 equal concurrent shares at one instant; the packet model's round robin ends them up to tens of
 packets apart, and the ring's chain of dependencies compounds the early arrivals: the packet
-model is faster (-7% on a 3 x 2 mesh here, within 2% on the 2 x 2 trees, -8% to -30% on
-the 20-NPU fabrics).
+model is faster (-7% on a 3 x 2 mesh here, within 2% on the 2 x 2 trees; on the 20-NPU
+fabrics, -5% to -13% with 2 chunks, FRED-A/B within 2%).
 """
 
 from __future__ import annotations
