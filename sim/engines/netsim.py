@@ -38,8 +38,11 @@ _REL = 1e-9  # relative tolerance: transfers finishing within it finish together
 #: by link in Python; larger ones (all flows crossing a tree's root, say) with whole-array
 #: numpy passes, which cost the same however many flows they find. Only speed depends on it.
 _SMALL = 96
-#: Transfers starting per instant, on average, above which the Python search is dropped.
-_BATCH = 16
+#: Python bookkeeping is dropped for an instant whose started and finished transfers have more
+#: than 1/_BATCH of the running transfers' links, and taken up again (its per-link sets rebuilt)
+#: after _CALM instants in a row with less than 1/(4 _BATCH).
+_BATCH = 8
+_CALM = 16
 
 
 @dataclass(frozen=True)
@@ -126,17 +129,17 @@ class _FlowSim:
         self._lmark = np.zeros(self.nl, dtype=bool)
         self._fmark = np.zeros(n, dtype=bool)
         self._remap = np.zeros(self.nl, dtype=np.int64)
-        # Per link, its running transfers, while small components are the rule (see _SMALL):
-        # kept up to date with the running set; dropped for good once most recent searches
-        # outgrew it (``_big``: share of them) or transfers start in batches too large for
-        # Python bookkeeping (``_batch``: transfers started per search), both averaged over
-        # the last ~256 searches.
+        # Per link, its running transfers, while small components are the rule (see _SMALL)
+        # and transfers start and finish a few at a time (see _BATCH); None otherwise. Dropped
+        # for good once most recent searches outgrew it (``_big``: their share, averaged over
+        # the last ~256).
         self._on_link: list[set[int]] | None = [set() for _ in range(self.nl)]
         self._links_of: dict[int, list[int]] = {}  # per transfer, its links (Python ints)
         self._searches = 0
         self._big = 0.0
-        self._batch = 0.0
-        self._started = 0
+        self._calm = 0  # instants in a row with few changes, while _on_link is None
+        self._small_ok = True  # False once searches mostly outgrow _SMALL
+        self._gone: list[tuple[np.ndarray, np.ndarray]] = []  # (links, owners) finished
 
     # ---------------------------------------------------------------- bookkeeping
     def _grid(self, t):
@@ -166,8 +169,9 @@ class _FlowSim:
         succ = dep[_ranges(ptr[tids], lens)]
         np.subtract.at(self.need, succ, 1)
         ready = succ[self.need[succ] == 0]
-        if len(ready) > 1:
-            ready = np.unique(ready)
+        if len(ready) > 1:  # a transfer released twice at once (sorted, like np.unique)
+            ready.sort()
+            ready = ready[np.concatenate(([True], ready[1:] != ready[:-1]))]
         self._ready(ready)
 
     def _ready(self, tids: np.ndarray) -> None:
@@ -256,13 +260,7 @@ class _FlowSim:
         gone[fin] = True
         keep = ~gone[self.act_owner]
         gone[fin] = False
-        if self._on_link is not None:
-            on = self._on_link
-            gl = self.act_links[~keep].tolist()
-            for lk, t in zip(gl, self.act_owner[~keep].tolist(), strict=True):
-                on[lk].discard(t)
-            for t in fin.tolist():
-                self._links_of.pop(t, None)
+        self._gone.append((self.act_links[~keep], self.act_owner[~keep]))
         self.act_links = self.act_links[keep]
         self.act_owner = self.act_owner[keep]
         self.removed.append(fin)
@@ -280,11 +278,9 @@ class _FlowSim:
             self.act = np.concatenate([self.act, new])
             self.act_links = np.concatenate([self.act_links, nl])
             self.act_owner = np.concatenate([self.act_owner, no])
-            if self._on_link is not None:
-                on = self._on_link
-                self._started += len(new)
-                for lk, t in zip(nl.tolist(), no.tolist(), strict=True):
-                    on[lk].add(t)
+        else:
+            nl = no = np.zeros(0, dtype=np.int64)
+        self._bookkeep(nl, no)
         self.added, self.removed = [], []
         flows = self._component(seeds)
         if not len(flows):
@@ -296,17 +292,41 @@ class _FlowSim:
         self.rate[flows] = rate
         self.fin[flows] = now + self.rem[flows] / rate
 
+    def _bookkeep(self, new_links: np.ndarray, new_owners: np.ndarray) -> None:
+        """Bring the per-link sets up to date, or drop / rebuild them (see _BATCH)."""
+        gone, self._gone = self._gone, []
+        changed = len(new_links) + sum(len(g[0]) for g in gone)
+        running = len(self.act_links)
+        if self._on_link is None:
+            self._calm = self._calm + 1 if changed * 4 * _BATCH < running else 0
+            if not (self._small_ok and self._calm >= _CALM):
+                return
+            on: list[set[int]] = [set() for _ in range(self.nl)]
+            for lk, t in zip(self.act_links.tolist(), self.act_owner.tolist(), strict=True):
+                on[lk].add(t)
+            self._on_link = on
+            return
+        if changed * _BATCH > running:
+            self._on_link, self._links_of, self._calm = None, {}, 0
+            return
+        on = self._on_link
+        for gl, go in gone:
+            for lk, t in zip(gl.tolist(), go.tolist(), strict=True):
+                on[lk].discard(t)
+            for t in set(go.tolist()):
+                self._links_of.pop(t, None)
+        for lk, t in zip(new_links.tolist(), new_owners.tolist(), strict=True):
+            on[lk].add(t)
+
     def _component(self, seeds: np.ndarray) -> np.ndarray:
         """Running transfers connected to the links of ``seeds`` through shared links."""
         if self._on_link is not None:
             found = self._component_small(seeds)
             self._searches += 1
             self._big += ((found is None) - self._big) / 256
-            self._batch += (self._started - self._batch) / 256
-            self._started = 0
-            if self._searches >= 2048 and (self._big > 0.75 or self._batch > _BATCH):
-                self._on_link = None  # numpy passes from now on
-                self._links_of = {}
+            if self._searches >= 2048 and self._big > 0.75:
+                self._small_ok = False  # numpy passes from now on
+                self._on_link, self._links_of = None, {}
             if found is not None:
                 return found
         return self._component_large(seeds)
@@ -341,19 +361,17 @@ class _FlowSim:
         frontier = self.links[_ranges(self.ptr[seeds], self.nlinks[seeds])]
         touched = [frontier]
         lmark[frontier] = True
-        found = []
-        count = 0
+        count = 0  # transfers found, some maybe twice (that only ends the search sooner)
+        whole = False
         while True:
             hit = ao[lmark[al]]
             new = hit[~fmark[hit]]
             if not len(new):
                 break
-            new = np.unique(new)
             fmark[new] = True
-            found.append(new)
             count += len(new)
             if 2 * count > len(self.act):  # most of the network: take all of it
-                found = [self.act]
+                whole = True
                 break
             nl = self.links[_ranges(self.ptr[new], self.nlinks[new])]
             nl = nl[~lmark[nl]]
@@ -363,11 +381,12 @@ class _FlowSim:
             touched.append(nl)
         for t in touched:
             lmark[t] = False
-        for f in found:
-            fmark[f] = False
-        if not found:
-            return np.zeros(0, dtype=np.int64)
-        return found[0] if len(found) == 1 else np.concatenate(found)
+        if whole:
+            fmark[self.act] = False
+            return self.act
+        out = self.act[fmark[self.act]]
+        fmark[out] = False
+        return out
 
     def _rates(self, act: np.ndarray) -> np.ndarray:
         """Rates of the transfers ``act``: whole connected components of the running set."""
