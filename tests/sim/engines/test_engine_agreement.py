@@ -45,8 +45,8 @@ DISAGREE_PAPER = {
         "one rate per tree leaves out"
     ),
     ("direct-rounds", "mesh-5x4"): (
-        "-9%: rounds chained on 'sent'; packets buffered along the route let a source start "
-        "its next round earlier than the flow model, which has no buffers"
+        "-9%: rounds chained on 'sent'; likely packets buffered along the route letting a source "
+        "start its next round earlier than in the flow model, which has no buffers"
     ),
 }
 
