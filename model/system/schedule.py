@@ -329,7 +329,9 @@ class Schedule:
             np.cumsum(lengths, out=ptr[1:])
 
             def cat(parts, dtype):
-                return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+                return (
+                    np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+                )
 
             self._final = {
                 "ptr": ptr,

@@ -7,11 +7,12 @@ leaves). In a tree flow a packet may enter a link once it has arrived on every l
 (a switch reduces packet k of all its inputs, or copies it to all its outputs).
 
 Links serve the packets waiting for them round-robin over transfers, one packet at a time;
-credit-based backpressure (fred-reference.md section 2) allows at most ``buffer_packets``
-packets of a transfer between entering a link and entering every link it feeds. Together these
-approximate max-min fair sharing. Dependencies between transfers mean the same as in the flow
-model: "sent" when the last packet has entered every first link of the transfer, "delivered"
-when it has arrived at the end of every last link.
+credit-based backpressure (fred-reference.md section 2) allows at most a credit window of
+packets of a transfer between entering a link and entering every link it feeds. The window is
+the link's buffer, sized as the paper sizes it: link bandwidth x round trip (``credit_window``).
+Together these approximate max-min fair sharing. Dependencies between transfers mean the same
+as in the flow model: "sent" when the last packet has entered every first link of the
+transfer, "delivered" when it has arrived at the end of every last link.
 """
 
 from __future__ import annotations
@@ -24,21 +25,52 @@ import numpy as np
 
 from fredfab.model.system.schedule import Schedule
 
+#: Fewest packets a link buffer holds: one being received while one is forwarded.
+MIN_WINDOW = 2
+
+
+def credit_window(
+    bandwidth: np.ndarray, hop_latency: np.ndarray, packet_bytes: float
+) -> np.ndarray:
+    """Credit window (packets) per link: link bandwidth x round trip of the credit loop.
+
+    The loop, as this model runs it: a packet is serialised onto the link (packet_bytes /
+    bandwidth), crosses the wire and the next switch's pipeline (hop latency), enters the next
+    link and frees its slot, whose credit the sender sees at once. A sender streaming at line
+    rate has bandwidth x round trip bytes in that loop; a smaller buffer stalls it (24 KB at
+    3 TB/s and 15 ns hop latency holds half of the 45 KB round trip: half the line rate).
+    A real credit also crosses the wire back, which a hardware buffer must add on top.
+    """
+    bandwidth = np.asarray(bandwidth, dtype=float)
+    rtt = packet_bytes / bandwidth + np.asarray(hop_latency, dtype=float)
+    need = np.ceil(bandwidth * rtt / packet_bytes - 1e-9).astype(np.int64)
+    return np.maximum(need, MIN_WINDOW)
+
 
 def run_packets(
-    schedule: Schedule, packet_bytes: float = 4096, buffer_packets: int = 6
+    schedule: Schedule, packet_bytes: float = 4096, buffer_packets: int | None = None
 ) -> np.ndarray:
-    """Delivery time of every transfer of ``schedule`` (seconds)."""
-    if packet_bytes <= 0 or buffer_packets < 1:
+    """Delivery time of every transfer of ``schedule`` (seconds).
+
+    ``buffer_packets`` fixes every link's credit window; None (default) sizes each link's
+    window from its bandwidth x round trip (credit_window).
+    """
+    if packet_bytes <= 0 or (buffer_packets is not None and buffer_packets < 1):
         raise ValueError("packet_bytes must be > 0 and buffer_packets >= 1")
-    return _PacketSim(schedule, float(packet_bytes), int(buffer_packets)).run()
+    f = schedule.fabric
+    if buffer_packets is None:
+        window = credit_window(f.bandwidth, f.hop_latency, float(packet_bytes))
+    else:
+        window = np.full(len(f.bandwidth), int(buffer_packets), dtype=np.int64)
+    return _PacketSim(schedule, float(packet_bytes), window).run()
 
 
 class _PacketSim:
-    def __init__(self, sched: Schedule, pkt: float, buf: int) -> None:
+    def __init__(self, sched: Schedule, pkt: float, window: np.ndarray) -> None:
         a = sched.finalize()
         f = sched.fabric
-        self.a, self.f, self.buf = a, f, buf
+        self.a, self.f = a, f
+        self.window = window.tolist()
         n = len(a["size"])
         self.n = n
         self.bw = f.bandwidth
@@ -142,7 +174,8 @@ class _PacketSim:
         for p in self.preds[t][i]:
             if self.arrived[t][p] <= k:
                 return False
-        return all(self.entered[t][s] > k - self.buf for s in self.succs[t][i])
+        buf = self.window[int(self.t_links[t][i])]
+        return all(self.entered[t][s] > k - buf for s in self.succs[t][i])
 
     def serve(self, link: int, now: float) -> None:
         if self.link_busy[link]:
