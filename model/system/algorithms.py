@@ -53,7 +53,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
-from fredfab.model.system.bounds import LinkLoad, split_seconds
+from fredfab.model.system.bounds import LinkLoad, ring_chain_seconds, split_seconds
 from fredfab.model.system.fabric import Fabric, FabricError
 from fredfab.model.system.registry import Algorithm, Steps, candidates, lookup, register
 from fredfab.model.system.request import (  # noqa: F401  (re-exported)
@@ -172,6 +172,16 @@ def pipeline_chunks(group_size: int, l1_size: int, l1_count: int, chunks: int) -
     chunks, capped at PIPELINE_TRANSFERS transfers (never fewer than ``chunks``)."""
     per_chunk = group_size * (2 * (l1_size - 1) + 2 * (l1_count - 1))
     return max(chunks, min(chunks * PIPELINE_CHUNKS, PIPELINE_TRANSFERS // max(per_chunk, 1)))
+
+
+def _pipelining_applies(f: Fabric, req: CollectiveRequest) -> bool:
+    """Where the transfer cap leaves room for at least two chunks per requested one: past
+    it the variant would build exactly hierarchical-ring's schedule (a second candidate of
+    identical time, simulated for nothing)."""
+    if f.routing != "tree" or (M := _l1_blocks(f, req.group)) is None:
+        return False
+    G, k = M.shape
+    return pipeline_chunks(G * k, k, G, 1) >= 2
 
 
 def _build_hierarchical_ring_pipelined(sched: Schedule, plan: Plan, chunks: int) -> None:
@@ -541,9 +551,13 @@ def _ring_factor(op: CollectiveKind, n: int) -> float:
 
 
 def _bound_ring(f: Fabric, req: CollectiveRequest) -> float:
+    """The busiest hop's bytes, or the chain of its 2(N-1) (All-Reduce) or N-1 dependent
+    steps, whichever is longer."""
+    n = len(req.group)
     load = LinkLoad(f)
-    load.ring(req.group, _ring_factor(req.op, len(req.group)) * req.size_bytes)
-    return load.seconds()
+    load.ring(req.group, _ring_factor(req.op, n) * req.size_bytes)
+    steps = 2 * (n - 1) if req.op == CollectiveKind.ALL_REDUCE else n - 1
+    return max(load.seconds(), ring_chain_seconds(f, req.group, steps))
 
 
 def _bound_hierarchical(f: Fabric, req: CollectiveRequest) -> float:
@@ -714,7 +728,7 @@ register(
         f"hierarchical-ring through {PIPELINE_CHUNKS}x more chunks, so that its three phases "
         "overlap (L1 rings of one chunk while another crosses the L2 switch)",
         frozenset({CollectiveKind.ALL_REDUCE}),
-        lambda f, r: f.routing == "tree" and _l1_blocks(f, r.group) is not None,
+        _pipelining_applies,
         _build_hierarchical_ring_pipelined,
         bound=_bound_hierarchical,
         preference=11,

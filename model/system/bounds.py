@@ -3,8 +3,9 @@ over each directed link, divided by the link's bandwidth, maximised over links.
 
 Every link carries at most its bandwidth (in capacity units: a flow of kind k leaving a switch
 uses 1/f_k of it, fabric.kind_weight), so no schedule of those transfers, however chunked or
-overlapped, finishes sooner than its most loaded link. Latencies are left out: the bounds are
-reached for large sizes only. docs/system-model.md gives each algorithm's bound in closed form
+overlapped, finishes sooner than its most loaded link. Latencies are left out, except where an
+algorithm's chain of dependent steps is long enough to matter (ring_chain_seconds): the bounds
+are reached for large sizes only. docs/system-model.md gives each algorithm's bound in closed form
 for the shipped fabrics.
 """
 
@@ -75,3 +76,17 @@ def split_seconds(a: LinkLoad, b: LinkLoad) -> float:
         else:
             lo = mid
     return min(worst(0.0)[0], worst(1.0)[0], worst(lo)[0], worst(hi)[0])
+
+
+def ring_chain_seconds(fabric: Fabric, members: Sequence[int], steps: int) -> float:
+    """A ring's chain of dependent steps: step k of the first chunk starts only once step
+    k - 1 has been delivered, which takes at least the latency of a hop's route (links and
+    switch pipelines), so ``steps`` steps take at least ``steps`` x the shortest hop latency.
+    On large groups this exceeds the bandwidth bound (4,096 NPUs under 16-port switches:
+    8,190 steps of >= 25 ns, 205 us)."""
+    m = list(members)
+    hops = [
+        float(fabric.hop_latency[list(fabric.route(int(a), int(b)))].sum())
+        for a, b in zip(m, m[1:] + m[:1], strict=True)
+    ]
+    return steps * min(hops, default=0.0)
