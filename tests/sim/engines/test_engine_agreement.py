@@ -53,6 +53,13 @@ DISAGREE_PAPER = {
         "space until the data from the other L1 switches catches up, which the flow model's "
         "one rate per tree leaves out"
     ),
+    **{
+        ("hierarchical-ring-pipelined", f): (
+            "+6%: chunks of different phases share NPU-L1 links; max-min fair rates over whole "
+            "paths against round robin link by link (the same with 256 B packets)"
+        )
+        for f in ("fred-a", "fred-b")
+    },
     ("direct-rounds", "mesh-5x4"): (
         "-9%: rounds chained on 'sent'; likely packets buffered along the route letting a source "
         "start its next round earlier than in the flow model, which has no buffers"
