@@ -129,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
                 **r.to_dict(),
                 "fallbacks": list(res.fallbacks),
                 "notes": list(res.notes),
+                "switch_clock": fab.timing.describe_clock() if fab.switches else None,
             }
         )
     if args.json:
@@ -151,4 +152,6 @@ def run(args: argparse.Namespace) -> int:
         "per-NPU = effective bandwidth an endpoint ring algorithm would need per NPU "
         "(bus bandwidth)"
     )
+    for clock in sorted({r["switch_clock"] for r in rows if r["switch_clock"]}):
+        print(f"switch clock: {clock}")
     return 0

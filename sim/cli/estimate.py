@@ -134,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  busiest NPU computes {fmt_time(e.compute_busy)} of it")
     if e.timing_card:
         print(f"  switch timing card: {e.timing_card}")
+    if e.switch_clock:
+        print(f"  switch clock: {e.switch_clock}")
     for n in e.notes:
         print(f"  note: {n}")
     return 0

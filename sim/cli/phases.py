@@ -59,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.output) if args.output else Path("build/phases") / f"{st}.{args.format}"
         check_file(out, "plot file", (".png", ".svg"))
     table = {}
+    clocks: set[str] = set()
     for fab in fabrics_from(args):
+        if fab.switches:
+            clocks.add(fab.timing.describe_clock())
         res = phase_bandwidth(
             fab,
             st,
@@ -79,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
             "strategy": str(st),
             "fabrics": {f: {ph: r.to_dict() for ph, r in res.items()} for f, res in table.items()},
             "plot": str(plot) if plot else None,
+            "switch_clock": sorted(clocks),
         }
         print(json.dumps(out, indent=1))
         return 0
@@ -97,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         for ph in phases:
             for fb in res[ph].fallbacks:
                 print(f"  {ph} fallback: {fb}")
+    for clock in sorted(clocks):
+        print(f"switch clock: {clock}")
     if plot:
         print(f"plot: {plot}")
     return 0

@@ -83,6 +83,9 @@ def format_compare_table(result: CompareResult) -> str:
     cards = sorted({e.timing_card for e in result.estimates if e.timing_card})
     if cards:
         lines.append(f"switch timing card: {', '.join(cards)}")
+    clocks = sorted({e.switch_clock for e in result.estimates if e.switch_clock})
+    if clocks:
+        lines.append(f"switch clock: {'; '.join(clocks)}")
     for e in result.estimates:
         for n in e.notes:
             lines.append(f"  {e.fabric}: {n}")

@@ -104,6 +104,7 @@ class Estimate:
     minibatch: int = 0
     compute_busy: float = 0.0  # the busiest NPU's compute seconds
     timing_card: str = ""
+    switch_clock: str = ""  # the switch clock and its source (SwitchTiming.describe_clock)
     notes: tuple[str, ...] = ()
 
     @property
@@ -134,6 +135,7 @@ class Estimate:
             "memory": self.memory.to_dict() if self.memory else None,
             "settings": dict(self.settings),
             "timing_card": self.timing_card,
+            "switch_clock": self.switch_clock,
             "notes": list(self.notes),
         }
 
@@ -235,6 +237,7 @@ def estimate(
         settings=_settings(cfg, mem),
         minibatch=cfg.minibatch,
         timing_card=card,
+        switch_clock=fab.timing.describe_clock() if fab.switches else "",
     )
     if not mem.fits:
         return Estimate(status="does-not-fit", reason=mem.describe(), **base)
