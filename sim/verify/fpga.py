@@ -190,13 +190,23 @@ def _run(cmd: list[str], cwd: Path, what: str, log: Path | None = None) -> None:
         return
     text = result.stderr + result.stdout
     if log is not None and log.is_file():
-        text += log.read_text()
+        text = log.read_text() + text
+    full = overfull(text)
+    if full:
+        raise DoesNotFit(f"{what}: does not fit {DEVICE.name}: needs {', '.join(full)}")
     errors = [ln for ln in text.splitlines() if ln.startswith("ERROR")]
-    message = errors[0] if errors else text.strip()[-800:]
-    # nextpnr's packer reports an overfull device as "Design uses N X, while device only has M".
-    if re.search(r"device only has|Unable to place cell|no Bels remaining", message):
-        raise DoesNotFit(f"{what}: does not fit {DEVICE.name}: {message}")
-    raise FpgaError(f"{what} failed: {message}")
+    raise FpgaError(f"{what} failed: {errors[0] if errors else text.strip()[-800:]}")
+
+
+def overfull(log_text: str) -> list[str]:
+    """The cell types whose use exceeds the device, from the utilisation table nextpnr logs
+    after packing (``Info:  TRELLIS_COMB: 90000/83640  107%``), which it prints before the
+    placer gives up on an overfull device; e.g. ``["90,000 TRELLIS_COMB of 83,640"]``."""
+    out = []
+    for cell, used, available in re.findall(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)", log_text, re.M):
+        if int(used) > int(available):
+            out.append(f"{int(used):,} {cell} of {int(available):,}")
+    return out
 
 
 def _stat_cells(path: Path) -> dict[str, int]:

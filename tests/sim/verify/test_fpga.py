@@ -3,7 +3,7 @@ route of the smallest switches runs in tests/sim/cli/test_cost_fpga.py."""
 
 import pytest
 
-from fredfab.sim.verify.fpga import DEVICE, FpgaError, parse_report
+from fredfab.sim.verify.fpga import DEVICE, FpgaError, overfull, parse_report
 
 
 def _report(fmax: dict, comb_used: int = 10) -> dict:
@@ -32,3 +32,21 @@ def test_the_slowest_clock_is_the_fmax():
 def test_reports_without_a_clock_or_logic_are_errors(data):
     with pytest.raises(FpgaError):
         parse_report(data, seed=1, carry=0)
+
+
+LOG = """\
+Info: Device utilisation:
+Info: \t          TRELLIS_IO:       0/    365     0%
+Info: \t              DP16KD:     {bram}/    208    {pct}%
+Info: \t        TRELLIS_COMB:  {comb}/  83640   {pct}%
+Info: Placed 0 cells based on constraints.
+ERROR: Failed to expand region (0, 0) |_> (125, 94) of {comb} TRELLIS_COMBs
+"""
+
+
+def test_an_overfull_device_is_named_by_its_cell_types():
+    assert overfull(LOG.format(bram=300, comb=91000, pct=109)) == [
+        "300 DP16KD of 208",
+        "91,000 TRELLIS_COMB of 83,640",
+    ]
+    assert overfull(LOG.format(bram=0, comb=83640, pct=100)) == []
