@@ -13,7 +13,7 @@ Choices, each stated once here:
   timing data), so the switch variants up to P = 16 at one lane fit; grade 8 is the fastest
   grade, so the Fmax is what the family can best do; CABGA381 is nextpnr's default package.
 * Out of context (``--out-of-context``): the ports get no I/O buffers and need no pins (a
-  switch with P = 8 already has more port bits than the package's 365 I/Os). The Fmax is
+  one-lane switch with P = 16 has about 660 port bits, the package 365 I/Os). The Fmax is
   therefore register to register inside the switch, with the clock routed on the general
   fabric (no global clock network in this mode); paths to and from the ports are not timed.
 * Target clock (``TARGET_MHZ``): what the timing-driven placer and router aim for. A failed
