@@ -24,7 +24,9 @@ Schema ``fred-switch-timing/2`` (all keys required unless noted)::
         "unicast":    {"ready": 1.0, "backpressure": 1.0}
       },
       "reconfiguration_cycles": 4,
-      "slot_write_cycles": 5                     # one slot written through the cfg port
+      "slot_write_cycles": 5,                    # one slot written through the cfg port
+      "clock_hz": 37.6e6,                        # optional: a clock measured by a tool
+      "clock_source": "nextpnr-ecp5 Fmax, ..."   # optional: where clock_hz comes from
     }
 
 ``ready`` is measured with every output always ready, ``backpressure`` with outputs that
@@ -34,6 +36,12 @@ stall; 1.0 means one flit per cycle per port, i.e. line rate for a datapath size
 (first word offered to last word accepted), which is what co-simulation measures. It is not
 the switch manifest's ``slot_copy_cycles`` (a phase change copying a stored slot into the
 active register) and not the time to fill the whole configuration memory.
+
+``clock_hz`` (optional, with ``clock_source`` saying where it comes from) is a switch clock
+measured by a tool, e.g. the Fmax of an FPGA place and route (``fred cost --fpga
+--timing-card``). The system model uses it instead of its assumed clock when the card has
+one. An FPGA Fmax is not the clock of the paper's ASIC switch; writing it into a card is the
+user's choice. Cards without the two fields are as before.
 
 Version 1 called that field ``config_load_cycles``. ``from_dict`` still reads
 ``fred-switch-timing/1`` cards and maps the field to ``slot_write_cycles``: a /1 card that
@@ -58,6 +66,9 @@ from fredfab.model.config import Configuration
 from fredfab.model.latency import latency_cycles
 
 SCHEMA = "fred-switch-timing/2"
+
+#: Optional fields: absent in a card that has no measured clock (every card before them).
+OPTIONAL_FIELDS = ("clock_hz", "clock_source")
 
 #: Older schema versions from_dict still reads, each with its renamed fields (old -> new).
 LEGACY_SCHEMAS: Mapping[str, Mapping[str, str]] = MappingProxyType(
@@ -103,6 +114,10 @@ class TimingCard:
     throughput: Mapping[str, Mapping[str, float]]
     reconfiguration_cycles: float
     slot_write_cycles: float
+    #: A measured switch clock (Hz) and what measured it; None: no measured clock (the
+    #: system model then assumes one). Not the paper's ASIC clock when it is an FPGA Fmax.
+    clock_hz: float | None = None
+    clock_source: str = ""
     source: str = field(default="", compare=False)  # file it came from, "" for built-in
 
     def __post_init__(self) -> None:
@@ -116,6 +131,15 @@ class TimingCard:
             raise TimingCardError("timing card field 'simulator' must be a non-empty string")
         for name in ("latency_cycles", "reconfiguration_cycles", "slot_write_cycles"):
             _nonneg(getattr(self, name), name)
+        if self.clock_hz is not None and _nonneg(self.clock_hz, "clock_hz") == 0:
+            raise TimingCardError("timing card field 'clock_hz' must be > 0")
+        if not isinstance(self.clock_source, str):
+            raise TimingCardError("timing card field 'clock_source' must be a string")
+        if (self.clock_hz is None) != (not self.clock_source):
+            raise TimingCardError(
+                "timing card fields 'clock_hz' and 'clock_source' come together: a measured "
+                "clock and what measured it"
+            )
         if not isinstance(self.throughput, Mapping):
             raise TimingCardError("timing card field 'throughput' must be an object")
         missing = [k for k in KINDS if k not in self.throughput]
@@ -165,7 +189,11 @@ class TimingCard:
             "throughput": {k: dict(v) for k, v in self.throughput.items()},
             "reconfiguration_cycles": self.reconfiguration_cycles,
             "slot_write_cycles": self.slot_write_cycles,
-        }
+        } | (
+            {"clock_hz": self.clock_hz, "clock_source": self.clock_source}
+            if self.clock_hz is not None
+            else {}
+        )
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2) + "\n"
@@ -196,7 +224,7 @@ class TimingCard:
         missing = [f for f in FIELDS if f not in data]
         if missing:
             raise TimingCardError(f"timing card{where} is missing field(s) {missing}")
-        unknown = sorted(set(data) - set(FIELDS) - {"schema"})
+        unknown = sorted(set(data) - set(FIELDS) - set(OPTIONAL_FIELDS) - {"schema"})
         if unknown:
             raise TimingCardError(f"timing card{where} has unknown field(s) {unknown}")
         try:
@@ -204,6 +232,7 @@ class TimingCard:
                 schema=data["schema"],
                 source=source,
                 **{f: data[f] for f in FIELDS},
+                **{f: data[f] for f in OPTIONAL_FIELDS if f in data},
             )
         except TimingCardError as exc:
             raise TimingCardError(f"{exc}{where}") from None

@@ -15,10 +15,39 @@ from typing import NoReturn
 
 import pytest
 
-from fredfab.sim.verify.toolchain import have_icarus, have_verilator
+from fredfab.sim.verify.toolchain import ToolMissing, have_icarus, have_verilator
+
+
+def _runs(command: Callable[[], list[str]]) -> Callable[[], bool]:
+    def have() -> bool:
+        try:
+            command()
+        except ToolMissing:
+            return False
+        return True
+
+    return have
+
+
+def _yosys() -> list[str]:
+    from fredfab.sim.verify.synth import yosys_command
+
+    return yosys_command()
+
+
+def _nextpnr() -> list[str]:
+    from fredfab.sim.verify.fpga import nextpnr_command
+
+    return nextpnr_command()
+
 
 #: Tool name (as written in ``needs`` marks) -> is it installed. A dict so tests can patch it.
-TOOLS: dict[str, Callable[[], bool]] = {"icarus": have_icarus, "verilator": have_verilator}
+TOOLS: dict[str, Callable[[], bool]] = {
+    "icarus": have_icarus,
+    "verilator": have_verilator,
+    "yosys": _runs(_yosys),
+    "nextpnr-ecp5": _runs(_nextpnr),
+}
 
 _FALSE = ("", "0", "false", "no", "off")
 

@@ -61,6 +61,13 @@ MAX_SWITCH_M = 64
 MAX_FLIT_BYTES = 65536
 
 
+#: Switch clock when neither the fabric nor the timing card gives one. Assumption: the paper
+#: gives none; 1 GHz is a conservative clock for the 15 nm NanGate library the paper's
+#: post-layout numbers use.
+DEFAULT_CLOCK_HZ = 1 * GHZ
+DEFAULT_CLOCK_SOURCE = "assumed: the paper gives no switch clock"
+
+
 class FabricError(ValueError):
     """A fabric description that is malformed or violates its routing discipline."""
 
@@ -94,10 +101,13 @@ class SwitchTiming:
     """
 
     card: TimingCard = field(default_factory=default_card)
-    #: Switch clock. Assumption: the paper gives none; 1 GHz is a conservative clock for the
-    #: 15 nm NanGate library the paper's post-layout numbers use. This is the one default:
-    #: fabric files state ``[switch] clock_GHz`` only to differ from it.
-    clock_hz: float = 1 * GHZ
+    #: Switch clock in Hz. None (the default) takes the card's measured clock when it has one
+    #: (TimingCard.clock_hz, e.g. an FPGA Fmax the user wrote into it), else DEFAULT_CLOCK_HZ;
+    #: after construction it is always a number. Fabric files state ``[switch] clock_GHz``
+    #: only to differ from both.
+    clock_hz: float | None = None
+    #: Where clock_hz comes from, for reports; filled in when empty.
+    clock_source: str = field(default="", compare=False)
     #: Flit width, fred-reference.md section 2 (flit 512 B). Used to report the datapath
     #: lanes a link rate implies; the bandwidth model itself needs only the fraction. The one
     #: default: fabric files state ``[switch] flit_bytes`` only to differ from it.
@@ -107,9 +117,25 @@ class SwitchTiming:
     condition: str = "ready"
 
     def __post_init__(self) -> None:
+        if self.clock_hz is None:
+            measured = self.card.clock_hz is not None
+            object.__setattr__(self, "clock_hz", self.card.clock_hz or DEFAULT_CLOCK_HZ)
+            object.__setattr__(
+                self,
+                "clock_source",
+                f"timing card: {self.card.clock_source}" if measured else DEFAULT_CLOCK_SOURCE,
+            )
+        elif not self.clock_source:
+            object.__setattr__(self, "clock_source", "given")
         check_number(self.clock_hz, "switch clock (Hz)", lo=0, lo_open=True, error=FabricError)
         check_int(self.flit_bytes, "flit width (bytes)", lo=1, hi=MAX_FLIT_BYTES, error=FabricError)
         check_choice(self.condition, "throughput condition", CONDITIONS, error=FabricError)
+
+    def describe_clock(self) -> str:
+        """The clock and where it comes from, e.g. ``1 GHz (assumed: ...)``."""
+        hz = float(self.clock_hz)  # type: ignore[arg-type]  # set in __post_init__
+        value = f"{hz / GHZ:.4g} GHz" if hz >= GHZ else f"{hz / 1e6:.4g} MHz"
+        return f"{value} ({self.clock_source})"
 
     @property
     def hop_latency(self) -> float:
@@ -140,6 +166,7 @@ class SwitchTiming:
             "simulator": self.card.simulator,
             "latency_cycles": self.card.latency_cycles,
             "clock_GHz": self.clock_hz / GHZ,
+            "clock_source": self.clock_source,
             "hop_latency_ns": to_ns(self.hop_latency),
             "throughput_condition": self.condition,
         }
@@ -150,10 +177,11 @@ class SwitchTiming:
 
 
 def describe_timing(timing: Mapping[str, Any]) -> str:
-    """SwitchTiming.to_dict() as one line for a table."""
+    """SwitchTiming.to_dict() as one line for a table, the clock's source included."""
     return (
         f"{timing['card']} ({timing['latency_cycles']:g} cycles per hop at "
-        f"{timing['clock_GHz']:g} GHz = {timing['hop_latency_ns']:g} ns)"
+        f"{timing['clock_GHz']:g} GHz = {timing['hop_latency_ns']:g} ns; "
+        f"clock {timing['clock_source']})"
     )
 
 

@@ -49,7 +49,7 @@ direction), latencies in ns. A file describes the fabric in exactly one of four 
     [switch]                       # optional, any form with switches
     timing_card = "default"        # the built-in card, or a JSON path relative to this file
                                    # (a card co-simulation measured); nothing else is searched
-    clock_GHz = 2.0                # optional, default fabric.SwitchTiming (1 GHz)
+    clock_GHz = 2.0                # optional, default the card's clock_hz, else 1 GHz
     flit_bytes = 256               # optional, default fabric.SwitchTiming (512)
     throughput_condition = "ready" # optional, or "backpressure"
 
@@ -332,10 +332,12 @@ def _timing(sw: Table, base: Path | None, override: str | Path | None) -> Switch
         card = load_timing_card(card_path)
     except TimingCardError as exc:
         raise FabricError(f"{sw.where}: {exc}") from None
+    clock = _scaled(sw, "clock_GHz", GHZ, positive=True)
     return SwitchTiming(
         card,
         **_given(
-            clock_hz=_scaled(sw, "clock_GHz", GHZ, positive=True),
+            clock_hz=clock,
+            clock_source=None if clock is None else f"{sw.where} clock_GHz",
             flit_bytes=sw.integer("flit_bytes", None, lo=1, hi=MAX_FLIT_BYTES),
             condition=sw.string("throughput_condition", None, choices=CONDITIONS),
         ),

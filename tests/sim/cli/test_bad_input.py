@@ -252,6 +252,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, st.SearchStrategy[str]]]] = {
             "--lanes": bad_int(PARAM_LIMITS["lanes"]),
             "--dtype": st.sampled_from(["", "fp64"]),
             "--jobs": bad_int(A.JOBS),
+            "--seed": bad_int(A.SEED),
             "--out": bad_folder(),
         },
     ),

@@ -1,0 +1,139 @@
+"""`fred cost --fpga`: place and route the switch variants on an ECP5 FPGA
+(fredfab.sim.verify.fpga) and report LUTs, flip-flops, block RAM and Fmax; optionally write
+the measured Fmax into a timing card as its clock."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from fredfab.hw.params import SwitchParams
+from fredfab.sim.cli import UserError
+from fredfab.sim.cli.output import check_file, check_folder, write_text
+
+
+def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
+    from fredfab.sim.verify.fpga import nextpnr_command
+    from fredfab.sim.verify.synth import yosys_command
+
+    card = card_out = None
+    if args.timing_card:
+        card, wanted = _card_and_variant(args.timing_card, variants)
+        card_out = check_file(args.out / f"{wanted.name}.timing.json", "timing card")
+    # Everything that can fail fast fails before minutes of place and route.
+    check_folder(args.out)
+    yosys_command()
+    nextpnr_command()
+    jobs = [(v, args.out / "fpga", args.seed) for v in variants]
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(_one, jobs))
+    write_text(args.out / "fpga.json", json.dumps(rows, indent=1) + "\n")
+    if card is not None and card_out is not None:
+        row = next(r for r in rows if r["variant"] == wanted.name)
+        if row["status"] != "ok":
+            raise UserError(f"{wanted.name} does not fit the FPGA: no clock to write into a card")
+        clocked = dataclasses.replace(
+            card, clock_hz=row["fmax_mhz"] * 1e6, clock_source=clock_source(row)
+        )
+        write_text(card_out, clocked.to_json())
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(format_fpga_table(rows))
+    print(f"\nJSON: {args.out / 'fpga.json'}")
+    if card_out is not None:
+        print(
+            f"timing card with the FPGA clock: {card_out} (an FPGA Fmax, not the paper's ASIC "
+            "clock; pass it with --timing-card to use it)"
+        )
+    return 0
+
+
+def clock_source(row: dict) -> str:
+    """What a card's clock_hz says about itself when it is this row's Fmax."""
+    return (
+        f"nextpnr-ecp5 Fmax of {row['variant']} on {row['device']}, seed {row['seed']} "
+        "(an FPGA clock, not the paper's ASIC clock)"
+    )
+
+
+def _card_and_variant(path: str, variants: list[SwitchParams]):
+    """The card at ``path`` and the variant it describes, which this run must place."""
+    from fredfab.model.timing_card import load_timing_card
+
+    card = load_timing_card(path)
+    fields = {f.name for f in dataclasses.fields(SwitchParams)}
+    try:
+        described = SwitchParams(**{k: v for k, v in card.generator.items() if k in fields})
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"timing card {path}: its generator is not a variant: {exc}") from None
+    if described not in variants:
+        g = described
+        raise UserError(
+            f"timing card {path} describes {g.name}, which this run does not place and route; "
+            f"run --ports {g.ports} --arch {g.arch} --m {g.m} --lanes {g.lanes} --dtype {g.dtype}"
+        )
+    return card, described
+
+
+def _one(job: tuple[SwitchParams, Path, int]) -> dict:
+    from fredfab.hw.switch import FredSwitch
+    from fredfab.sim.verify.fpga import DEVICE, DoesNotFit, place_and_route
+
+    params, root, seed = job
+    row = {
+        "variant": params.name,
+        "arch": params.arch,
+        "ports": params.ports,
+        "m": params.m if params.arch == "clos" else None,
+        "lanes": params.lanes,
+        "dtype": params.dtype,
+        "device": DEVICE.name,
+        "seed": seed,
+    }
+    try:
+        report = place_and_route(FredSwitch(params), params.name, root / params.name, seed)
+    except DoesNotFit as exc:
+        return row | {"status": "does-not-fit", "reason": str(exc)}
+    d = report.to_dict()
+    del d["device"], d["seed"]
+    d["lut_percent"] = round(100 * report.luts / report.lut_capacity, 1)
+    d["fmax_mhz"] = round(report.fmax_mhz, 2)
+    d["synth_seconds"] = round(report.synth_seconds, 1)
+    d["pnr_seconds"] = round(report.pnr_seconds, 1)
+    return row | {"status": "ok"} | d
+
+
+def format_fpga_table(rows: list[dict]) -> str:
+    cols = [
+        ("arch", "arch", "<5", ""),
+        ("P", "ports", ">3", ""),
+        ("m", "m", ">2", ""),
+        ("lanes", "lanes", ">5", ""),
+        ("dtype", "dtype", "<5", ""),
+        ("LUTs", "luts", ">8", ","),
+        ("LUT %", "lut_percent", ">6", ""),
+        ("FFs", "ffs", ">7", ","),
+        ("BRAM", "bram", ">5", ""),
+        ("DSP", "dsp", ">4", ""),
+        ("carry", "carry", ">6", ","),
+        ("Fmax MHz", "fmax_mhz", ">9", ".1f"),
+        ("P&R s", "pnr_seconds", ">7", ".0f"),
+    ]
+    head = " ".join(f"{title:{align}}" for title, _, align, _ in cols)
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        cells = [_cell(r.get(key), align, fmt) for _, key, align, fmt in cols]
+        if r["status"] != "ok":
+            cells = [*cells[:5], f" {r['status']}: {r['reason']}"]
+        lines.append(" ".join(cells))
+    if rows:
+        lines.append(f"{rows[0]['device']}, out of context, placer seed {rows[0]['seed']}")
+    return "\n".join(lines)
+
+
+def _cell(value: object, align: str, fmt: str) -> str:
+    return f"{'-':{align}}" if value is None else f"{value:{align}{fmt}}"
