@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fredfab.model.system.algorithms import CollectiveRequest, Plan, check_request, plan_request
 from fredfab.model.system.fabric import Fabric, FabricError
 from fredfab.model.system.registry import candidates, lookup
-from fredfab.sim.engines.plan_run import RunOptions, run_plans
+from fredfab.sim.engines.plan_run import RunOptions, run_alone_cache_clear, run_plans
 from fredfab.sim.engines.switch_check import CollectiveConflict, SwitchChecker
 
 #: Relative difference under which two simulated times are a tie (preference decides): a
@@ -108,6 +108,12 @@ def _forced(
             msg = f"{where}: {why}; ran {best.plan.algorithm} instead of {name}"
             return Choice(best.plan, best.candidates, (msg,))
     return Choice(plan, (Candidate(name, "forced", bound=bound),))
+
+
+def clear_cache() -> None:
+    """Forget the memoised choices and the times of plans run alone."""
+    _evaluate.cache_clear()
+    run_alone_cache_clear()
 
 
 def _key(req: CollectiveRequest) -> CollectiveRequest:

@@ -38,7 +38,8 @@ def credit_window(
     bandwidth), crosses the wire and the next switch's pipeline (hop latency), enters the next
     link and frees its slot, whose credit the sender sees at once. A sender streaming at line
     rate has bandwidth x round trip bytes in that loop; a smaller buffer stalls it (24 KB at
-    3 TB/s and 15 ns hop latency holds half of the 45 KB round trip: half the line rate).
+    3 TB/s and 15 ns hop latency holds half of the ~49 KB loop, one 4 KB packet's serialisation
+    plus 45 KB in flight: half the line rate).
     A real credit also crosses the wire back, which a hardware buffer must add on top.
     """
     bandwidth = np.asarray(bandwidth, dtype=float)

@@ -61,6 +61,11 @@ def _run_alone(fabric: Fabric, plan: Plan, opts: RunOptions) -> BatchRun:
     return _run(fabric, [plan], opts)
 
 
+def run_alone_cache_clear() -> None:
+    """Forget the memoised runs of single plans."""
+    _run_alone.cache_clear()
+
+
 def _run(fabric: Fabric, plans: Sequence[Plan], opts: RunOptions) -> BatchRun:
     sched = Schedule(fabric)
     for p in plans:

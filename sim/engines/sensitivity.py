@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from fredfab.model.system import Fabric, load_fabric
+from fredfab.model.system.fabric import DIMS
+from fredfab.model.system.topologies import Dims, dims_fabric
 from fredfab.model.training.config import NPU
 from fredfab.model.training.workload import SCHEMA, Workload, load_workload, workload_from_dict
 from fredfab.sim.engines.training import DEFAULT_FABRICS, CompareResult, Estimate, compare
@@ -115,7 +117,11 @@ def check_values(name: str, values: Iterable[float]) -> tuple[float, ...]:
 
 
 def scaled_fabric(fab: Fabric, factor: float) -> Fabric:
-    """``fab`` with every link's bandwidth times ``factor``, except links to I/O controllers."""
+    """``fab`` with every link's bandwidth times ``factor``, except links to I/O controllers
+    (an ASTRA-sim topology: every dimension's bandwidth, which its links must match)."""
+    if fab.routing == DIMS:
+        dims = Dims(tuple(replace(d, bandwidth=d.bandwidth * factor) for d in fab.dims.dims))
+        return dims_fabric(dims, name=fab.name, description=fab.description)
     io = set(fab.ios)
     links = [
         lk if lk.src in io or lk.dst in io else replace(lk, bandwidth=lk.bandwidth * factor)

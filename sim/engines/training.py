@@ -33,6 +33,7 @@ from fredfab.model.training.memory import MemoryReport, choose_policy
 from fredfab.model.training.parallel import Layout, factorizations, mp_split, split_stages
 from fredfab.model.training.timeline import CATEGORIES, exposed
 from fredfab.model.training.workload import Workload, load_workload
+from fredfab.sim.engines import algorithm_choice
 from fredfab.sim.engines.system import simulate
 
 #: The fabrics `fred compare` and `fred sweep` run by default: the paper's baseline and
@@ -167,6 +168,7 @@ _FABRICS: dict[tuple, tuple[Fabric, SimComm]] = {}
 def clear_cache() -> None:
     """Forget loaded fabrics and memoised collective times (benchmarks measure cold runs)."""
     _FABRICS.clear()
+    algorithm_choice.clear_cache()
 
 
 def _fabric(spec: str | Path | Fabric, timing_card: str | Path | None, chunks: int):

@@ -1,5 +1,7 @@
 """fred sensitivity's engine: each varied setting reaches the estimate it should."""
 
+from pathlib import Path
+
 import pytest
 
 from fredfab.model.system import load_fabric
@@ -12,6 +14,8 @@ from fredfab.sim.engines.sensitivity import (
     with_seq,
 )
 from fredfab.sim.engines.training import compare, estimate
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "astra-sim"
 
 FABS = ["mesh", "fred-d"]
 
@@ -97,3 +101,13 @@ def test_bad_values_are_refused(name, values, msg):
 def test_every_default_is_within_its_bounds():
     for v in VARIABLES.values():
         assert check_values(v.name, v.defaults) == v.defaults
+
+
+def test_link_bandwidth_scales_an_astra_sim_topology():
+    # A dims fabric's links must match its dimensions, so the dimensions are scaled.
+    fab = load_fabric(EXAMPLES / "torus-4x8.toml")
+    x2 = scaled_fabric(fab, 2.0)
+    assert x2.routing == fab.routing and x2.num_npus == fab.num_npus
+    assert [d.bandwidth for d in x2.dims.dims] == [2 * d.bandwidth for d in fab.dims.dims]
+    for a, b in zip(fab.links, x2.links, strict=True):
+        assert (b.src, b.dst, b.bandwidth) == (a.src, a.dst, 2 * a.bandwidth)
