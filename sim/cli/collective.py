@@ -187,9 +187,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1, allow_nan=False))
         return 0
-    print(f"{rows[0]['op']} of {fmt_bytes(size)} over {rows[0]['group_size']} NPUs")
+    sizes = {r["group_size"] for r in rows}  # the default group differs between fabrics
+    over = (
+        f"{sizes.pop()} NPUs"
+        if len(sizes) == 1
+        else ", ".join(f"{r['group_size']} NPUs on {r['fabric']}" for r in rows)
+    )
+    print(f"{rows[0]['op']} of {fmt_bytes(size)} over {over}")
+    w = max(10, *(len(r["fabric"]) for r in rows))
     head = (
-        f"{'fabric':<10} {'algorithm':<28} {'time':>11} {'bound':>11} "
+        f"{'fabric':<{w}} {'algorithm':<28} {'time':>11} {'bound':>11} "
         f"{'algbw GB/s':>11} {'busbw GB/s':>11}"
     )
     print(head)
@@ -197,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         bound = "-" if r["bound_s"] is None else fmt_time(r["bound_s"])
         print(
-            f"{r['fabric']:<10} {r['algorithm']:<28} {fmt_time(r['time_s']):>11} {bound:>11} "
+            f"{r['fabric']:<{w}} {r['algorithm']:<28} {fmt_time(r['time_s']):>11} {bound:>11} "
             f"{r['algbw_GBps']:>11.1f} {r['busbw_GBps']:>11.1f}"
         )
         for fb in r["fallbacks"]:

@@ -30,3 +30,19 @@ def test_a_bad_network_file_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["collective", "--fabric", str(p), "--size", "1MiB"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("fred ") and "\n" not in err and "'topology'[0]" in err
+
+
+def test_the_table_names_each_fabrics_group_when_they_differ(tmp_path, capsys):
+    p = tmp_path / "a-ring-of-eight-npus.yml"  # a name longer than the fabric column
+    p.write_text(NETWORK)
+    argv = ["collective", "--fabric", "mesh", "--fabric", str(p), "--size", "1MiB"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "all-reduce of 1 MiB over 20 NPUs on mesh-5x4, 8 NPUs on a-ring-of-eight-npus"
+    )
+    rows = [ln for ln in lines if ln.startswith(("mesh-5x4 ", "a-ring-of-eight-npus "))]
+    assert len(rows) == 2
+    # The columns line up: the algorithm starts at the same place on every row.
+    algs = [r.split()[1] for r in rows]
+    assert {rows[i].index(algs[i]) for i in range(2)} == {lines[1].index("algorithm")}
