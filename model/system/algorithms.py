@@ -478,21 +478,12 @@ def _dor_parents(f: Fabric, io: int, group: tuple[int, ...], order: str) -> dict
     """The tree of dimension-order routes (``order`` "xy" or "yx") from controller ``io``'s
     NPU to every member, as child -> parent."""
     e = f.attach[io]
-    ex, ey = f.nodes[e].x, f.nodes[e].y
     parent: dict[int, int] = {}
     for u in group:
-        x, y = ex, ey
-        bx, by = f.nodes[u].x, f.nodes[u].y
         prev = e
-        for axis in order:
-            while (x, y)[axis == "y"] != (bx, by)[axis == "y"]:
-                if axis == "x":
-                    x += 1 if bx > x else -1
-                else:
-                    y += 1 if by > y else -1
-                v = f.grid[x, y]
-                parent.setdefault(v, prev)
-                prev = v
+        for v in f.grid_walk(e, u, order):
+            parent.setdefault(v, prev)
+            prev = v
     return parent
 
 

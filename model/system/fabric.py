@@ -460,22 +460,27 @@ class Fabric:
         return r
 
     def _xy_path(self, src: int, dst: int) -> list[int]:
-        path = [src]
         a = self.attach.get(src, src)
         b = self.attach.get(dst, dst)
-        if a != src:
-            path.append(a)
-        x, y = self.nodes[a].x, self.nodes[a].y
-        bx, by = self.nodes[b].x, self.nodes[b].y
-        while x != bx:
-            x += 1 if bx > x else -1
-            path.append(self.grid[x, y])
-        while y != by:
-            y += 1 if by > y else -1
-            path.append(self.grid[x, y])
+        path = [src] + ([a] if a != src else []) + self.grid_walk(a, b)
         if b != dst:
             path.append(dst)
         return path
+
+    def grid_walk(self, a: int, b: int, order: str = "xy") -> list[int]:
+        """The mesh NPUs after ``a`` up to ``b`` on the dimension-order walk ``order`` ("xy":
+        along the row first, the routing's own; "yx": along the column first)."""
+        x, y = self.nodes[a].x, self.nodes[a].y
+        to = {"x": self.nodes[b].x, "y": self.nodes[b].y}
+        out = []
+        for axis in order:
+            while (x, y)[axis == "y"] != to[axis]:
+                if axis == "x":
+                    x += 1 if to["x"] > x else -1
+                else:
+                    y += 1 if to["y"] > y else -1
+                out.append(int(self.grid[x, y]))
+        return out
 
     def _tree_path(self, src: int, dst: int) -> list[int]:
         up, down = [src], [dst]

@@ -44,15 +44,7 @@ EXHAUSTIVE_HOPS = 12
 def yx_route(f: Fabric, src: int, dst: int) -> tuple[int, ...]:
     """Directed link ids from NPU ``src`` to NPU ``dst``: along the column first, then the
     row (the mirror of the fabric's X-Y route; equally short)."""
-    x, y = f.nodes[src].x, f.nodes[src].y
-    bx, by = f.nodes[dst].x, f.nodes[dst].y
-    path = [src]
-    while y != by:
-        y += 1 if by > y else -1
-        path.append(f.grid[x, y])
-    while x != bx:
-        x += 1 if bx > x else -1
-        path.append(f.grid[x, y])
+    path = [src, *f.grid_walk(src, dst, "yx")]
     return tuple(f.link_id[a, b] for a, b in zip(path, path[1:], strict=False))
 
 
