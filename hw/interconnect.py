@@ -11,7 +11,7 @@ field by name, so a configuration the router produced drives this network unchan
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module
-from amaranth.lib import wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.config_layout import config_data_layout
@@ -24,12 +24,13 @@ from fredfab.model.graph import BOUNDARY, Endpoint
 
 class Interconnect(wiring.Component):
     """Ports ``i[P]`` and ``o[P]`` (flit streams), ``config`` (the active configuration bits)
-    and ``busy`` (some flit is held inside)."""
+    and ``busy`` (some flit is held inside). ``flit`` is the stream every link carries: by
+    default the circuit flit (hw/flit.py); packet mode adds sideband (hw/packet/layouts.py)."""
 
-    def __init__(self, params: SwitchParams) -> None:
+    def __init__(self, params: SwitchParams, flit: stream.Signature | None = None) -> None:
         self.params = params
         self.topology = params.topology
-        flit = flit_stream(params.element.bits, params.lanes)
+        self.flit = flit = flit or flit_stream(params.element.bits, params.lanes)
         super().__init__(
             {
                 "i": In(flit).array(params.ports),
@@ -41,8 +42,7 @@ class Interconnect(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        p, topo = self.params, self.topology
-        flit = flit_stream(p.element.bits, p.lanes)
+        p, topo, flit = self.params, self.topology, self.flit
         nodes = []
         for node in topo.nodes:
             fields = topo.config_layout.node_fields(node.index)

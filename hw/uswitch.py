@@ -88,10 +88,14 @@ class USwitch(wiring.Component):
                         m.d.comb += o.payload.eq(self.i[i].payload)
                 if reducing:
                     with m.Case(node.source_sum()):
+                        # The first operand's fields (``last``, and in packet mode its
+                        # sideband), then the sum; ``bad`` marks the sum if either is.
                         m.d.comb += [
+                            o.payload.eq(first.payload),
                             o.payload.data.eq(adder.s),
-                            o.payload.last.eq(first.payload.last),
                         ]
+                        if _has_field(o.payload, "bad"):
+                            m.d.comb += o.payload.bad.eq(first.payload.bad | second.payload.bad)
             for i in range(n_in):
                 avail = avail | (takes[q][i] & self.i[i].valid)
             if reducing:
@@ -119,3 +123,7 @@ class USwitch(wiring.Component):
             with m.Else():
                 m.d.sync += sent[q].eq(done[q])
         return m
+
+
+def _has_field(payload, name: str) -> bool:
+    return name in dict(payload.shape())
