@@ -1,0 +1,442 @@
+"""The packet-mode control unit: which phase the interconnect serves, which packets start,
+and where ACK/NACK go (docs/switch-rtl.md, "Control unit").
+
+Storage. Configuration slots as in circuit mode (``cfg`` writes slots 1..K-1), followed in
+the same memory by P read-only configurations, the unicast rounds: round r routes p -> p +
+r mod P, routed at generation time by the same router. Flow tables (``flows``) and the
+expected sequence numbers ``E`` are registers, read by every port each cycle (packet mode
+bounds ports and slots for that reason: hw/packet/params.py).
+
+Phases. A phase is (VC, slot). A flow of the running phase commits its next packet when all
+its inputs show a head of that VC and slot whose ``seq`` equals ``E``; all of them commit in
+the same cycle, so a sum only ever adds packets of one sequence number, and ``E`` advances.
+A phase is *ready* when at least one of its flows could commit. The paper moves to a
+higher-priority phase once every port holds a packet of it; here that is asked of every
+input of one flow, not of every flow of the slot: the flows of a phase finish their
+messages at different times, and a phase whose finished flows had to send again before the
+others could resume would never resume.
+
+The switch moves to the most urgent ready phase (MP > PP > DP, then the lowest slot) when
+it is more urgent than the running one, or when the running one can commit nothing and
+has nothing in flight. Moving: stop committing, wait until nothing committed is left in the
+input ports, the interconnect and the output ports (so packets are never cut, and the
+output ports' headers name the phase their packets belong to), copy the slot (``n_words +
+1`` cycles), run. A preempted phase keeps its heads and ``E``: it resumes where it stopped.
+
+Unicast (index 0): the running round serves every port whose unicast head is for p + r;
+when none is and nothing is in flight, the next round with a waiting packet (cyclically
+after r) is loaded.
+
+Stale packets. A head whose ``seq`` is not ``E`` (a sender's copy from before a rewind, or
+one past a lost packet), whose index names no slot, whose header VC is not its buffer's, or
+that comes to a port its slot does not use, is discarded: its buffer space goes back to the
+sender. ``E`` of a slot and port starts at 0 when the loader writes the port's flow-table
+row.
+
+Control network. One control packet per cycle, round robin over the ports: an ACK/NACK that
+receiver q sends for slot s goes to every input of q's flow (``inputs_of_output``), for
+unicast to ``dst``, through a queue per output port. A NACK for ``k`` sets ``E := k`` on
+those inputs when k comes before E (serial-number order), in step with the senders'
+rewind.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from fredfab.hw.config_layout import config_data_layout
+from fredfab.hw.control import cfg_layout, default_config, n_words
+from fredfab.hw.packet.layouts import head_layout, header_layout
+from fredfab.hw.packet.params import PacketParams
+from fredfab.model.flow import Flow
+from fredfab.model.packet.format import (
+    DATA_VCS,
+    HEADER_FIELDS,
+    KIND_NACK,
+    PRIORITY,
+    SEQ_MOD,
+    UNICAST_INDEX,
+)
+from fredfab.model.router import route
+
+assert tuple(range(len(DATA_VCS))) == DATA_VCS  # a data VC's number is its index here
+
+#: Control packets waiting per output port for its link.
+CTRL_QUEUE_DEPTH = 4
+
+INDEX_BITS = dict(HEADER_FIELDS)["index"]
+SEQ_BITS = dict(HEADER_FIELDS)["seq"]
+
+
+def round_flows(ports: int, r: int) -> list[Flow]:
+    """Unicast round r: every port p sends to p + r mod P (a permutation, which both
+    architectures route)."""
+    return [Flow([p], [(p + r) % ports]) for p in range(ports)]
+
+
+def round_words(params: PacketParams) -> list[int]:
+    """The configuration words of the P unicast rounds, round 0 first."""
+    s = params.switch
+    words = []
+    for r in range(s.ports):
+        config = route(round_flows(s.ports, r), s.ports, s.m, arch=s.arch).config
+        words += config.to_words(s.word_width)
+    return words
+
+
+def flows_layout(params: PacketParams) -> data.StructLayout:
+    """A flow-table row: ``table`` 0 = inputs of input ``port``'s flow, 1 = inputs of output
+    ``port``'s flow; ``mask`` bit p = input port p."""
+    s = params.switch
+    return data.StructLayout(
+        {
+            "mask": s.ports,
+            "port": max(1, (s.ports - 1).bit_length()),
+            "slot": max(1, (s.slots - 1).bit_length()),
+            "table": 1,
+        }
+    )
+
+
+class PacketControl(wiring.Component):
+    def __init__(self, params: PacketParams) -> None:
+        self.params = params
+        s = params.switch
+        self.topology = s.topology
+        layout = config_data_layout(self.topology.config_layout)
+        P = s.ports
+        super().__init__(
+            {
+                "cfg": In(stream.Signature(cfg_layout(s))),
+                "flows": In(stream.Signature(flows_layout(params))),
+                # From the input ports: the packet at the head of each data VC.
+                "head": In(head_layout(params)).array(P, len(DATA_VCS)),
+                "commit": Out(len(DATA_VCS)).array(P),
+                "discard": Out(len(DATA_VCS)).array(P),
+                # Something committed is still on its way: per input port, inside the
+                # interconnect, per output port.
+                "in_busy": In(P),
+                "ic_busy": In(1),
+                "out_busy": In(P),
+                "active": Out(layout, init=layout.from_bits(default_config(s).to_bits())),
+                "phase_valid": Out(1),  # a phase is loaded (none after reset)
+                "phase_vc": Out(2),
+                "phase_index": Out(INDEX_BITS),
+                "reconfiguring": Out(1),
+                # Control packets in from the ports, out to the ports' links.
+                "ctrl_in": In(stream.Signature(header_layout)).array(P),
+                "ctrl_out": Out(stream.Signature(header_layout)).array(P),
+            }
+        )
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        pp, s = self.params, self.params.switch
+        P, K, V = s.ports, s.slots, len(DATA_VCS)
+        nw, width = n_words(s), s.word_width
+        bits = self.topology.config_layout.bits
+
+        # -- storage ---------------------------------------------------------------
+        init = default_config(s).to_words(width) + [0] * ((K - 1) * nw) + round_words(pp)
+        m.submodules.mem = mem = Memory(shape=width, depth=(K + P) * nw, init=init)
+        wr, rd = mem.write_port(), mem.read_port()
+        m.d.comb += [
+            self.cfg.ready.eq(1),
+            wr.addr.eq(self.cfg.payload.slot * nw + self.cfg.payload.addr),
+            wr.data.eq(self.cfg.payload.data),
+            wr.en.eq(self.cfg.valid & (self.cfg.payload.addr < nw) & (self.cfg.payload.slot < K)),
+        ]
+        in_of_in = [[Signal(P, name=f"in_of_in_s{k}_p{p}") for p in range(P)] for k in range(K)]
+        in_of_out = [[Signal(P, name=f"in_of_out_s{k}_q{q}") for q in range(P)] for k in range(K)]
+        E = [[Signal(SEQ_BITS, name=f"E_s{k}_p{p}") for p in range(P)] for k in range(K)]
+        row = self.flows.payload
+        m.d.comb += self.flows.ready.eq(1)
+        written = [[Signal(name=f"flow_row_s{k}_p{p}") for p in range(P)] for k in range(K)]
+        for k in range(1, K):
+            for p in range(P):
+                hit = self.flows.valid & (row.slot == k) & (row.port == p)
+                m.d.comb += written[k][p].eq(hit & (row.table == 0))
+                with m.If(hit & (row.table == 0)):
+                    m.d.sync += in_of_in[k][p].eq(row.mask)
+                with m.If(hit & (row.table == 1)):
+                    m.d.sync += in_of_out[k][p].eq(row.mask)
+        # Inputs a slot uses: input p belongs to its own flow.
+        slot_inputs = [Cat(in_of_in[k][p][p] for p in range(P)) for k in range(K)]
+
+        # -- heads -------------------------------------------------------------------
+        hd = [[self.head[p][v] for v in range(V)] for p in range(P)]
+        # match[p][v]: the head's seq is E of its slot at port p (slot 0: always).
+        match = [[Signal(name=f"match_p{p}_v{v}") for v in range(V)] for p in range(P)]
+        for p in range(P):
+            for v in range(V):
+                h = hd[p][v].header
+                with m.Switch(h.index):
+                    for k in range(1, K):
+                        with m.Case(k):
+                            m.d.comb += match[p][v].eq((h.seq == E[k][p]) & slot_inputs[k][p])
+                    with m.Case(UNICAST_INDEX):
+                        m.d.comb += match[p][v].eq(h.dst < P)
+        # good[p][v][k]: a head of VC v, slot k, that may be committed.
+        good = [
+            [
+                [
+                    hd[p][v].valid
+                    & ~self.in_busy[p]  # the port's previous packet is still streaming
+                    & (hd[p][v].header.index == k)
+                    & (hd[p][v].header.vc == DATA_VCS[v])
+                    & match[p][v]
+                    for k in range(K)
+                ]
+                for v in range(V)
+            ]
+            for p in range(P)
+        ]
+        for p in range(P):
+            for v in range(V):
+                h = hd[p][v].header
+                fits = Cat(
+                    (h.index == k) & (h.vc == DATA_VCS[v]) & match[p][v] for k in range(K)
+                ).any()
+                m.d.comb += self.discard[p][v].eq(hd[p][v].valid & ~fits)
+
+        # can[v][k][p]: input p's flow in slot k (k >= 1) could commit on VC v now.
+        can = [[[Const(0)] * P for _ in range(K)] for _ in range(V)]
+        for v in range(V):
+            for k in range(1, K):
+                for p in range(P):
+                    others = Cat(~in_of_in[k][p][q] | good[q][v][k] for q in range(P)).all()
+                    can[v][k][p] = good[p][v][k] & others
+        # Unicast: the round each unicast head needs.
+        port_bits = max(1, (P - 1).bit_length())
+        uround = [[Signal(port_bits, name=f"uround_p{p}_v{v}") for v in range(V)] for p in range(P)]
+        for p in range(P):
+            for v in range(V):
+                dst = hd[p][v].header.dst
+                m.d.comb += uround[p][v].eq(Mux(dst >= p, dst - p, dst + P - p))
+        # rounds_waiting[v]: bit r = some port has a unicast head of VC v for round r.
+        rounds_waiting = [Signal(P, name=f"rounds_waiting_v{v}") for v in range(V)]
+        for v in range(V):
+            for r in range(P):
+                m.d.comb += rounds_waiting[v][r].eq(
+                    Cat(good[p][v][UNICAST_INDEX] & (uround[p][v] == r) for p in range(P)).any()
+                )
+        ready = [
+            [
+                (rounds_waiting[v].any() if k == UNICAST_INDEX else Cat(can[v][k]).any())
+                for k in range(K)
+            ]
+            for v in range(V)
+        ]
+
+        # -- the running phase ----------------------------------------------------------
+        run_v = Signal(range(V))  # index into DATA_VCS
+        run_k = Signal(range(K))
+        run_r = Signal(range(P))
+        running = Signal()  # a phase is loaded
+        stopping = Signal()  # a move is decided: commit nothing more
+        m.d.comb += [
+            self.phase_valid.eq(running),
+            self.phase_vc.eq(run_v),  # DATA_VCS[v] == v
+            self.phase_index.eq(run_k),
+        ]
+
+        # Commits of the running phase.
+        go = Signal(P)
+        for p in range(P):
+            with m.Switch(run_v):
+                for v in range(V):
+                    with m.Case(v):
+                        with m.Switch(run_k):
+                            for k in range(K):
+                                with m.Case(k):
+                                    if k == UNICAST_INDEX:
+                                        cond = good[p][v][k] & (uround[p][v] == run_r)
+                                    else:
+                                        cond = can[v][k][p]
+                                    m.d.comb += go[p].eq(cond)
+        may_commit = running & ~stopping
+        for p in range(P):
+            for v in range(V):
+                m.d.comb += self.commit[p][v].eq(may_commit & (run_v == v) & go[p])
+        in_flight = self.in_busy.any() | self.ic_busy | self.out_busy.any()
+        idle = ~go.any() & ~in_flight
+
+        # The most urgent ready phase (priority order, then the lowest slot).
+        best_found = Signal()
+        best_v = Signal(range(V))
+        best_k = Signal(range(K))
+        best_rank = Signal(range(V + 1))
+        rank_of = {DATA_VCS.index(vc): i for i, vc in enumerate(PRIORITY)}
+        first = True
+        for vc in PRIORITY:
+            v = DATA_VCS.index(vc)
+            for k in range(K):
+                stmt = m.If if first else m.Elif
+                first = False
+                with stmt(ready[v][k]):
+                    m.d.comb += [
+                        best_found.eq(1),
+                        best_v.eq(v),
+                        best_k.eq(k),
+                        best_rank.eq(rank_of[v]),
+                    ]
+        run_rank = Signal(range(V + 1))
+        with m.Switch(run_v):
+            for v in range(V):
+                with m.Case(v):
+                    m.d.comb += run_rank.eq(rank_of[v])
+        # The next unicast round with a waiting packet, cyclically after the running one.
+        next_round = Signal(range(P))
+        waiting_run = Signal(P)
+        with m.Switch(run_v):
+            for v in range(V):
+                with m.Case(v):
+                    m.d.comb += waiting_run.eq(rounds_waiting[v])
+        with m.Switch(run_r):
+            for r in range(P):
+                with m.Case(r):
+                    order = [(r + 1 + i) % P for i in range(P)]
+                    for rr in reversed(order):
+                        with m.If(waiting_run[rr]):
+                            m.d.comb += next_round.eq(rr)
+        best_round = Signal(range(P))
+        best_waiting = Signal(P)
+        with m.Switch(best_v):
+            for v in range(V):
+                with m.Case(v):
+                    m.d.comb += best_waiting.eq(rounds_waiting[v])
+        for rr in reversed(range(P)):
+            with m.If(best_waiting[rr]):
+                m.d.comb += best_round.eq(rr)
+
+        tgt_v = Signal.like(run_v)
+        tgt_k = Signal.like(run_k)
+        tgt_r = Signal.like(run_r)
+        word = Signal(range(nw + 1))
+        active = self.active.as_value()
+        with m.FSM():
+            with m.State("RUN"):
+                same_unicast = running & (run_k == UNICAST_INDEX)
+                urgent = best_found & (~running | (best_rank < run_rank))
+                other = best_found & idle & ((best_v != run_v) | (best_k != run_k))
+                next_r = same_unicast & idle & waiting_run.any() & ~urgent & ~other
+                with m.If(urgent | other):
+                    m.d.sync += [
+                        tgt_v.eq(best_v),
+                        tgt_k.eq(best_k),
+                        tgt_r.eq(best_round),
+                        stopping.eq(1),
+                    ]
+                    m.next = "DRAIN"
+                with m.Elif(next_r):
+                    m.d.sync += [
+                        tgt_v.eq(run_v),
+                        tgt_k.eq(run_k),
+                        tgt_r.eq(next_round),
+                        stopping.eq(1),
+                    ]
+                    m.next = "DRAIN"
+            with m.State("DRAIN"):
+                m.d.comb += self.reconfiguring.eq(1)
+                with m.If(~in_flight):
+                    m.d.sync += word.eq(0)
+                    m.next = "LOAD"
+            with m.State("LOAD"):
+                m.d.comb += self.reconfiguring.eq(1)
+                base = Mux(tgt_k == UNICAST_INDEX, K + tgt_r, tgt_k)
+                m.d.comb += [rd.addr.eq(base * nw + word), rd.en.eq(1)]
+                m.d.sync += word.eq(word + 1)
+                with m.Switch(word):
+                    for w in range(1, nw + 1):
+                        with m.Case(w):
+                            lo = (w - 1) * width
+                            hi = min(lo + width, bits)
+                            m.d.sync += active[lo:hi].eq(rd.data[: hi - lo])
+                with m.If(word == nw):
+                    m.d.sync += [
+                        run_v.eq(tgt_v),
+                        run_k.eq(tgt_k),
+                        run_r.eq(tgt_r),
+                        running.eq(1),
+                        stopping.eq(0),
+                    ]
+                    m.next = "RUN"
+
+        # -- expected sequence numbers ----------------------------------------------------
+        # Commits of the running slot advance E of the committing ports; a NACK rewinds E
+        # of its flow's inputs; a rewritten flow-table row starts E over.
+        ctrl_hdr = Signal(header_layout)
+        ctrl_fire = Signal()
+        ctrl_port = Signal(range(P))
+        targets = Signal(P)
+        nack = ctrl_fire & (ctrl_hdr.kind == KIND_NACK) & (ctrl_hdr.index != UNICAST_INDEX)
+        for k in range(1, K):
+            for p in range(P):
+                after = Signal(SEQ_BITS, name=f"E_next_s{k}_p{p}")
+                committed = may_commit & (run_k == k) & go[p]
+                m.d.comb += after.eq(Mux(committed, E[k][p] + 1, E[k][p]))
+                rewind = nack & (ctrl_hdr.index == k) & targets[p] & _before(ctrl_hdr.seq, after)
+                with m.If(written[k][p]):
+                    m.d.sync += E[k][p].eq(0)
+                with m.Elif(rewind):
+                    m.d.sync += E[k][p].eq(ctrl_hdr.seq)
+                with m.Else():
+                    m.d.sync += E[k][p].eq(after)
+
+        # -- control network ----------------------------------------------------------------
+        queues = []
+        for q in range(P):
+            fifo = SyncFIFOBuffered(width=len(ctrl_hdr.as_value()), depth=CTRL_QUEUE_DEPTH)
+            m.submodules[f"ctrl_queue_{q}"] = fifo
+            queues.append(fifo)
+            out = self.ctrl_out[q]
+            m.d.comb += [
+                out.payload.eq(fifo.r_data),
+                out.valid.eq(fifo.r_rdy),
+                fifo.r_en.eq(out.ready),
+                fifo.w_data.eq(ctrl_hdr.as_value()),
+            ]
+        # Round robin: the first valid port after the last one served.
+        last_served = Signal(range(P))
+        valids = Cat(self.ctrl_in[p].valid for p in range(P))
+        with m.Switch(last_served):
+            for r in range(P):
+                with m.Case(r):
+                    order = [(r + 1 + i) % P for i in range(P)]
+                    for p in reversed(order):
+                        with m.If(valids[p]):
+                            m.d.comb += ctrl_port.eq(p)
+        with m.Switch(ctrl_port):
+            for p in range(P):
+                with m.Case(p):
+                    m.d.comb += ctrl_hdr.eq(self.ctrl_in[p].payload)
+        # Where it goes: unicast by dst; a slot's packet to the inputs of the receiver's flow.
+        with m.If(ctrl_hdr.index == UNICAST_INDEX):
+            with m.If(ctrl_hdr.dst < P):
+                m.d.comb += targets.eq(Const(1, P) << ctrl_hdr.dst[:port_bits])
+        with m.Else():
+            with m.Switch(Cat(ctrl_port, ctrl_hdr.index)):
+                for k in range(1, K):
+                    for q in range(P):
+                        with m.Case(q | (k << port_bits)):
+                            m.d.comb += targets.eq(in_of_out[k][q])
+        room = Cat(~targets[q] | queues[q].w_rdy for q in range(P)).all()
+        m.d.comb += ctrl_fire.eq(valids.any() & room)
+        with m.If(ctrl_fire):
+            m.d.sync += last_served.eq(ctrl_port)
+        for p in range(P):
+            m.d.comb += self.ctrl_in[p].ready.eq(ctrl_fire & (ctrl_port == p))
+        for q in range(P):
+            m.d.comb += queues[q].w_en.eq(ctrl_fire & targets[q])
+        return m
+
+
+def _before(a, b):
+    """``a`` comes strictly before ``b`` in serial-number order (model/packet/format.py
+    ``seq_before``), on SEQ_BITS-bit values."""
+    diff = (b - a)[:SEQ_BITS]
+    return (diff != 0) & (diff < SEQ_MOD // 2)

@@ -1,0 +1,93 @@
+"""The packet-mode FRED switch: VC input ports, the interconnect, output ports and the
+packet control unit (docs/switch-rtl.md, "Packet mode").
+
+Ports (Verilog names in the JSON manifest, hw/packet/manifest.py): ``rx[P]`` / ``tx[P]``
+link flits (no ready: credit-based), ``rx_credit[P]`` / ``tx_credit[P]`` credit pulses per VC,
+``cfg`` configuration words, ``flows`` flow-table rows, and ``phase_valid``, ``phase_vc``, ``phase_index``,
+``reconfiguring`` to watch the running phase.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from fredfab.hw.interconnect import Interconnect
+from fredfab.hw.packet.control import PacketControl
+from fredfab.hw.packet.input_port import InputPort
+from fredfab.hw.packet.layouts import CREDIT_BITS, link_signature, payload_flit_stream
+from fredfab.hw.packet.output_port import OutputPort
+from fredfab.hw.packet.params import PacketParams
+from fredfab.model.packet.format import DATA_VCS
+
+
+class PacketSwitch(wiring.Component):
+    def __init__(self, params: PacketParams) -> None:
+        self.params = params
+        P = params.ports
+        self.control = PacketControl(params)
+        self.interconnect = Interconnect(params.switch, payload_flit_stream(params))
+        self.inputs = [InputPort(params) for _ in range(P)]
+        self.outputs = [OutputPort(params, q) for q in range(P)]
+        link = link_signature(params)
+        ctl = self.control.signature.members
+        super().__init__(
+            {
+                "rx": In(link).array(P),
+                "rx_credit": Out(CREDIT_BITS).array(P),
+                "tx": Out(link).array(P),
+                "tx_credit": In(CREDIT_BITS).array(P),
+                "cfg": ctl["cfg"],
+                "flows": ctl["flows"],
+                "phase_valid": ctl["phase_valid"],
+                "phase_vc": ctl["phase_vc"],
+                "phase_index": ctl["phase_index"],
+                "reconfiguring": ctl["reconfiguring"],
+            }
+        )
+
+    @property
+    def topology(self):
+        return self.interconnect.topology
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        P = self.params.ports
+        m.submodules.control = ctl = self.control
+        m.submodules.interconnect = ic = self.interconnect
+        wiring.connect(m, wiring.flipped(self.cfg), ctl.cfg)
+        wiring.connect(m, wiring.flipped(self.flows), ctl.flows)
+        m.d.comb += [
+            self.phase_valid.eq(ctl.phase_valid),
+            self.phase_vc.eq(ctl.phase_vc),
+            self.phase_index.eq(ctl.phase_index),
+            self.reconfiguring.eq(ctl.reconfiguring),
+            ic.config.eq(ctl.active),
+            ctl.ic_busy.eq(ic.busy),
+        ]
+        for p in range(P):
+            inp, out = self.inputs[p], self.outputs[p]
+            m.submodules[f"in{p}"] = inp
+            m.submodules[f"out{p}"] = out
+            wiring.connect(m, wiring.flipped(self.rx[p]), inp.rx)
+            wiring.connect(m, inp.o, ic.i[p])
+            wiring.connect(m, ic.o[p], out.i)
+            wiring.connect(m, inp.ctrl, ctl.ctrl_in[p])
+            wiring.connect(m, ctl.ctrl_out[p], out.ctrl)
+            wiring.connect(m, out.tx, wiring.flipped(self.tx[p]))
+            m.d.comb += [
+                self.rx_credit[p].eq(inp.credit),
+                out.tx_credit.eq(self.tx_credit[p]),
+                out.phase_vc.eq(ctl.phase_vc),
+                out.phase_index.eq(ctl.phase_index),
+                inp.commit.eq(ctl.commit[p]),
+                inp.discard.eq(ctl.discard[p]),
+            ]
+            for v in range(len(DATA_VCS)):
+                m.d.comb += ctl.head[p][v].eq(inp.head[v])
+        m.d.comb += [
+            ctl.in_busy.eq(Cat(i.busy for i in self.inputs)),
+            ctl.out_busy.eq(Cat(o.busy for o in self.outputs)),
+        ]
+        return m
