@@ -3,7 +3,8 @@ packet control unit (docs/switch-rtl.md, "Packet mode").
 
 Ports (Verilog names in the JSON manifest, hw/packet/manifest.py): ``rx[P]`` / ``tx[P]``
 link flits (no ready: credit-based), ``rx_credit[P]`` / ``tx_credit[P]`` credit pulses per VC,
-``cfg`` configuration words, ``flows`` flow-table rows, and ``phase_valid``, ``phase_vc``, ``phase_index``,
+``cfg`` configuration words, ``flows`` flow-table rows, and ``phase_valid``, ``phase_vc``,
+``phase_index``,
 ``reconfiguring`` to watch the running phase.
 """
 

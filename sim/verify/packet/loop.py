@@ -1,0 +1,164 @@
+"""The cycle loop of a packet scenario: NPU endpoints, faulty links and the switch RTL.
+
+The same loop drives the Amaranth simulator (tests/hw/packet) and cocotb (packet_tb.py)
+through a ``Pins`` object that reads and drives the switch's ports by their manifest names.
+Per cycle: read what the switch drives (tx flits, rx credits), pass each tx flit through its
+link's faults, let every NPU take its cycle, pass each NPU flit through the other
+direction's faults, drive the switch's rx and tx credits, tick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from fredfab.model.packet.faults import LinkFaults
+from fredfab.model.packet.format import LinkFlit, PacketFormat
+from fredfab.sim.verify.packet.endpoint import Npu
+from fredfab.sim.verify.packet.scenario import PacketScenario
+from fredfab.sim.verify.packet.traffic import PacketTraffic, SlotLoad
+
+
+class Pins(Protocol):
+    """The switch's ports, as the loop needs them (flits as integers of the link layout)."""
+
+    def tx(self, port: int) -> int | None: ...
+    def rx_credit(self, port: int) -> int: ...
+    def drive(self, port: int, flit: int | None, tx_credit: int) -> None: ...
+    def write_cfg(self, slot: int, addr: int, data: int) -> None: ...
+    def write_flow_row(self, table: int, slot: int, port: int, mask: int) -> None: ...
+    def idle_config(self) -> None: ...
+    def phase(self) -> tuple[int, int, int, int]: ...  # valid, vc, index, reconfiguring
+
+
+@dataclass
+class PhaseChange:
+    cycle: int
+    vc: int
+    index: int
+
+
+@dataclass
+class LoopResult:
+    cycles: int
+    done: bool
+    errors: list[str]
+    npus: list[Npu]
+    faults: dict[str, int]
+    phases: list[PhaseChange] = field(default_factory=list)
+    reconfiguring_cycles: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.done and not self.errors
+
+
+async def load(pins: Pins, tick: Callable[[], Awaitable[None]], loads: list[SlotLoad]) -> None:
+    """Write every slot's configuration words and flow-table rows (one per cycle)."""
+    for ld in loads:
+        for addr, word in enumerate(ld.words):
+            pins.write_cfg(ld.slot, addr, word)
+            await tick()
+        for table, masks in ((0, ld.inputs_of_input), (1, ld.inputs_of_output)):
+            for port, mask in enumerate(masks):
+                pins.write_flow_row(table, ld.slot, port, mask)
+                await tick()
+    pins.idle_config()
+
+
+async def run_loop(
+    pins: Pins,
+    tick: Callable[[], Awaitable[None]],
+    scenario: PacketScenario,
+    traffic: PacketTraffic,
+    fmt: PacketFormat,
+    data_bits: int,
+) -> LoopResult:
+    ports = len(traffic.sends)
+    links = scenario.links
+    npus = [
+        Npu(
+            p,
+            fmt,
+            data_bits,
+            traffic.sends[p],
+            traffic.recvs[p],
+            window=scenario.window,
+            sender_timeout=scenario.sender_timeout,
+            receiver_timeout=scenario.receiver_timeout,
+            idle=links.idle,
+            stall=links.stall,
+            rng=np.random.default_rng([scenario.seed, 1000 + p]),
+        )
+        for p in range(ports)
+    ]
+    up = [
+        LinkFaults(links.drop, links.corrupt, scenario.seed * 7919 + 2 * p, data_bits)
+        for p in range(ports)
+    ]
+    down = [
+        LinkFaults(links.drop, links.corrupt, scenario.seed * 7919 + 2 * p + 1, data_bits)
+        for p in range(ports)
+    ]
+    await load(pins, tick, traffic.loads)
+    result = LoopResult(0, False, [], npus, {})
+    last_phase = None
+    for now in range(scenario.max_cycles):
+        valid, vc, index, reconf = pins.phase()
+        result.reconfiguring_cycles += reconf
+        if valid and not reconf and (vc, index) != last_phase:
+            result.phases.append(PhaseChange(now, vc, index))
+            last_phase = (vc, index)
+        for p, npu in enumerate(npus):
+            bits = pins.tx(p)
+            rx = None
+            if bits is not None:
+                rx = down[p].apply(LinkFlit.from_bits(bits, data_bits))
+            flit, credits = npu.cycle(now, rx, pins.rx_credit(p))
+            if flit is not None:
+                flit = up[p].apply(flit)
+            pins.drive(p, None if flit is None else flit.to_bits(data_bits), credits)
+        await tick()
+        if now % 64 == 0 and all(n.done for n in npus):
+            result.done = True
+            result.cycles = now
+            break
+    else:
+        result.cycles = scenario.max_cycles
+    for npu in npus:
+        result.errors += npu.errors
+    if not result.done:
+        result.errors.append(_stuck(npus))
+    for p, npu in enumerate(npus):
+        for key, r in npu.receivers.items():
+            if r.gbn.complete and r.got != r.stream.expect:
+                result.errors.append(
+                    f"port {p} stream {key}: delivered {len(r.got)} packets, not the expected ones"
+                )
+    result.faults = {
+        "flits": sum(f.flits for f in up + down),
+        "dropped": sum(f.dropped for f in up + down),
+        "corrupted": sum(f.corrupted for f in up + down),
+        "undetected": sum(f.undetected for f in up + down),
+    }
+    return result
+
+
+def _stuck(npus: list[Npu]) -> str:
+    lines = []
+    for npu in npus:
+        for key, s in npu.senders.items():
+            if not s.gbn.done:
+                lines.append(
+                    f"port {npu.port} sender {key}: acked {dict(s.gbn.acked)} next {s.gbn.next}"
+                )
+        for key, r in npu.receivers.items():
+            if not r.gbn.complete:
+                lines.append(
+                    f"port {npu.port} receiver {key}: "
+                    f"expected {r.gbn.expected} of {r.gbn.n_packets}"
+                )
+    return "did not finish: " + "; ".join(lines[:8])

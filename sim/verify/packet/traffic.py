@@ -1,0 +1,163 @@
+"""What every NPU of a packet scenario sends and must receive, and what the loader writes.
+
+Payloads are random elements (edge values included) of the switch's type; the expected
+result of a reduction comes from the functional model for the routed configuration
+(model/switch_model.py, checked against the golden collectives in tests/model), so sums are
+compared bit for bit in the hardware's reduction order. A unicast packet arrives as sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fredfab.model.dtypes import element_type, random_data
+from fredfab.model.flow import Flow
+from fredfab.model.packet.format import UNICAST_INDEX
+from fredfab.model.switch_model import FunctionalSwitch
+from fredfab.sim.verify.packet.scenario import PacketScenario
+from fredfab.sim.verify.traffic import pack, traffic_from_data
+
+Packet = list[int]  # payload flit words
+
+
+@dataclass
+class SendStream:
+    """Packets an NPU sends on ``vc`` for configuration ``index`` (unicast: to ``dst``);
+    complete when every port in ``receivers`` has acknowledged them all."""
+
+    vc: int
+    index: int
+    dst: int
+    packets: list[Packet]
+    receivers: frozenset[int]
+    start: int
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        """How ACK/NACKs find it: (vc, index, receiver) for unicast, (vc, index, 0) else."""
+        return (self.vc, self.index, self.dst if self.index == UNICAST_INDEX else 0)
+
+
+@dataclass
+class RecvStream:
+    """Packets an NPU must receive on ``vc`` for ``index`` (unicast: from ``src``)."""
+
+    vc: int
+    index: int
+    src: int
+    expect: list[Packet]
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return (self.vc, self.index, self.src if self.index == UNICAST_INDEX else 0)
+
+
+@dataclass
+class SlotLoad:
+    """One configuration slot: its words and its flow-table rows (hw/packet/control.py)."""
+
+    slot: int
+    words: list[int]
+    inputs_of_input: list[int]
+    inputs_of_output: list[int]
+
+
+@dataclass
+class PacketTraffic:
+    sends: dict[int, list[SendStream]] = field(default_factory=dict)
+    recvs: dict[int, list[RecvStream]] = field(default_factory=dict)
+    loads: list[SlotLoad] = field(default_factory=list)
+
+    @property
+    def payload_packets(self) -> int:
+        """Packets the receivers must deliver, all streams together."""
+        return sum(len(r.expect) for rs in self.recvs.values() for r in rs)
+
+
+def input_masks(flows: list[Flow], ports: int, by_output: bool) -> list[int]:
+    """Per port: the mask of the input ports of its flow (of the flow it is an input of, or
+    with ``by_output`` an output of); 0 for ports no flow uses."""
+    masks = [0] * ports
+    for f in flows:
+        ips = sum(1 << p for p in f.ips)
+        for port in f.ops if by_output else f.ips:
+            masks[port] = ips
+    return masks
+
+
+def build_traffic(
+    scenario: PacketScenario,
+    ports: int,
+    m: int,
+    arch: str,
+    dtype: str,
+    lanes: int,
+    packet_flits: int,
+    word_width: int,
+) -> PacketTraffic:
+    et = element_type(dtype)
+    sw = FunctionalSwitch(ports, m, et, arch=arch)
+    out = PacketTraffic(sends={p: [] for p in range(ports)}, recvs={p: [] for p in range(ports)})
+    used_slots: dict[int, object] = {}
+    for i, phase in enumerate(scenario.phases):
+        rng = np.random.default_rng([scenario.seed, i])
+        flows = phase.flow_list
+        n = phase.packets * packet_flits
+        if phase.slot == UNICAST_INDEX:
+            for f in flows:
+                (src,), (dst,) = sorted(f.ips), sorted(f.ops)
+                packets = _packets(random_data(rng, et, (n * lanes,)), et, lanes, packet_flits)
+                out.sends[src].append(
+                    SendStream(phase.vc, UNICAST_INDEX, dst, packets, frozenset([dst]), phase.start)
+                )
+                out.recvs[dst].append(RecvStream(phase.vc, UNICAST_INDEX, src, packets))
+            continue
+        if phase.slot in used_slots and used_slots[phase.slot] != phase.flows:
+            raise ValueError(f"slot {phase.slot} is given two different flow sets")
+        routing = sw.route(flows)
+        if phase.slot not in used_slots:
+            used_slots[phase.slot] = phase.flows
+            out.loads.append(
+                SlotLoad(
+                    phase.slot,
+                    routing.config.to_words(word_width),
+                    input_masks(list(routing.flows), ports, by_output=False),
+                    input_masks(list(routing.flows), ports, by_output=True),
+                )
+            )
+        data = {
+            p: random_data(rng, et, (n * lanes,)).reshape(n, lanes)
+            for f in routing.flows
+            for p in f.ips
+        }
+        lasts = {f: [0] * n for f in routing.flows}  # packet ends do not matter here
+        traffic, _ = traffic_from_data(sw, routing, data, lasts)
+        for f in routing.flows:
+            for p in f.ips:
+                words = [w for w, _ in traffic.send[p]]
+                out.sends[p].append(
+                    SendStream(
+                        phase.vc,
+                        phase.slot,
+                        0,
+                        _chunks(words, packet_flits),
+                        frozenset(f.ops),
+                        phase.start,
+                    )
+                )
+            for q in f.ops:
+                words = [w for w, _ in traffic.expect[q]]
+                out.recvs[q].append(
+                    RecvStream(phase.vc, phase.slot, 0, _chunks(words, packet_flits))
+                )
+    return out
+
+
+def _chunks(words: list[int], size: int) -> list[Packet]:
+    return [words[i : i + size] for i in range(0, len(words), size)]
+
+
+def _packets(flat: np.ndarray, et, lanes: int, packet_flits: int) -> list[Packet]:
+    return _chunks(pack(flat.reshape(-1, lanes), et), packet_flits)
