@@ -42,6 +42,7 @@ from functools import cache
 from pathlib import Path
 
 from fredfab.hw.fabric_params import FabricParams
+from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
 from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
 from fredfab.sim.verify.scenario_file import SCENARIOS_ENV, Scenario, ScenarioFile
@@ -50,6 +51,8 @@ from fredfab.sim.verify.toolchain import ToolMissing
 SIMULATORS = ("icarus", "verilator")
 TEST_MODULE = "fredfab.sim.verify.cocotb_bench.switch_tb"
 DEFAULT_ROOT = Path("build/cosim")
+#: What the runner builds: a circuit switch, a packet-mode switch or a fabric.
+Params = SwitchParams | PacketParams | FabricParams
 
 
 def shared_build_root() -> Path:
@@ -98,16 +101,20 @@ def generator_digest() -> str:
 
     h = hashlib.sha256(amaranth.__version__.encode())
     for pkg in (fredfab.hw, fredfab.model):
-        for path in sorted(Path(pkg.__path__[0]).glob("*.py")):
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+        root = Path(pkg.__path__[0])
+        for path in sorted(root.rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
-def rtl(params: SwitchParams | FabricParams, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
-    """The variant's Verilog and manifest (a switch's, or a whole fabric's: hw/fabric.py),
-    generated once per generator version."""
+def rtl(params: Params, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
+    """The variant's Verilog and manifest (a switch's, a packet-mode switch's:
+    hw/packet/, or a whole fabric's: hw/fabric.py), generated once per generator version."""
     from fredfab.hw.manifest import generate
     from fredfab.sim.verify.build_cache import cached_build
+
+    if isinstance(params, PacketParams):
+        from fredfab.hw.packet.manifest import generate
 
     out = Path(root).resolve() / "rtl" / params.name
     key = f"{generator_digest()} {json.dumps(params.to_dict(), sort_keys=True)}"
@@ -173,7 +180,7 @@ def _runner_class(sim: str):
 
 @dataclass(frozen=True)
 class Build:
-    params: SwitchParams | FabricParams
+    params: Params
     sim: str
     build_dir: Path
     top: str
@@ -226,9 +233,7 @@ def simulator_version(sim: str) -> str:
     return f"icarus {words[3]}" if len(words) > 3 else "icarus"
 
 
-def build(
-    params: SwitchParams | FabricParams, sim: str, waves: bool = False, root: Path = DEFAULT_ROOT
-) -> Build:
+def build(params: Params, sim: str, waves: bool = False, root: Path = DEFAULT_ROOT) -> Build:
     """Build the variant for ``sim`` (cached by content); return where it is."""
     import cocotb
 
@@ -370,22 +375,32 @@ def _check_scenarios(scenarios: Sequence[Scenario]) -> None:
         raise ValueError(f"scenario names repeat: {names}")
 
 
-def _simulate(b: Build, files: RunFiles, seed: int) -> float:
-    """Run the bench over the scenario file in one simulator process; return the wall time."""
+def _simulate(
+    b: Build,
+    files: RunFiles,
+    seed: int,
+    test_module: str = TEST_MODULE,
+    bench_env: dict[str, str] | None = None,
+) -> float:
+    """Run the bench ``test_module`` in one simulator process; return the wall time.
+    ``bench_env`` tells it where its scenarios and report are (default: the circuit
+    bench's scenario file and report)."""
     wave_file = files.wave_file(b)
     plusargs = [f"+dumpfile_path={wave_file}"] if wave_file and b.sim == "icarus" else []
     runner = b.runner()
     t0 = time.perf_counter()
     with contextlib.suppress(SystemExit):  # the runner exits on failures under pytest
         runner.test(
-            test_module=TEST_MODULE,
+            test_module=test_module,
             hdl_toplevel=b.top,
             hdl_toplevel_lang="verilog",
             build_dir=b.build_dir,
             test_dir=files.run_dir,
             extra_env={
-                SCENARIOS_ENV: str(files.scenarios),
-                REPORT_ENV: str(files.report),
+                **(
+                    bench_env
+                    or {SCENARIOS_ENV: str(files.scenarios), REPORT_ENV: str(files.report)}
+                ),
                 "PYTHONPATH": os.pathsep.join(sys.path),
             },
             results_xml=str(files.results_xml),

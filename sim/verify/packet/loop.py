@@ -2,14 +2,15 @@
 
 The same loop drives the Amaranth simulator (tests/hw/packet) and cocotb (packet_tb.py)
 through a ``Pins`` object that reads and drives the switch's ports by their manifest names.
-Per cycle: read what the switch drives (tx flits, rx credits), pass each tx flit through its
-link's faults, let every NPU take its cycle, pass each NPU flit through the other
-direction's faults, drive the switch's rx and tx credits, tick.
+Per cycle: drive the switch's rx flits and tx credits (decided last cycle); once the
+design has settled, read what it drives (tx flits, rx credits), which is what it sends at the
+coming clock edge; after the edge pass each tx flit through its link's faults and let every
+NPU take its cycle, whose flit goes through the other direction's faults. This is the same
+on both simulators, and a flit counts as sent exactly when the RTL's state says it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -32,6 +33,8 @@ class Pins(Protocol):
     def write_flow_row(self, table: int, slot: int, port: int, mask: int) -> None: ...
     def idle_config(self) -> None: ...
     def phase(self) -> tuple[int, int, int, int]: ...  # valid, vc, index, reconfiguring
+    async def settle(self) -> None: ...  # inputs written, outputs settled
+    async def edge(self) -> None: ...  # the next rising clock edge
 
 
 @dataclass
@@ -56,22 +59,21 @@ class LoopResult:
         return self.done and not self.errors
 
 
-async def load(pins: Pins, tick: Callable[[], Awaitable[None]], loads: list[SlotLoad]) -> None:
+async def load(pins: Pins, loads: list[SlotLoad]) -> None:
     """Write every slot's configuration words and flow-table rows (one per cycle)."""
     for ld in loads:
         for addr, word in enumerate(ld.words):
             pins.write_cfg(ld.slot, addr, word)
-            await tick()
+            await pins.edge()
         for table, masks in ((0, ld.inputs_of_input), (1, ld.inputs_of_output)):
             for port, mask in enumerate(masks):
                 pins.write_flow_row(table, ld.slot, port, mask)
-                await tick()
+                await pins.edge()
     pins.idle_config()
 
 
 async def run_loop(
     pins: Pins,
-    tick: Callable[[], Awaitable[None]],
     scenario: PacketScenario,
     traffic: PacketTraffic,
     fmt: PacketFormat,
@@ -103,25 +105,28 @@ async def run_loop(
         LinkFaults(links.drop, links.corrupt, scenario.seed * 7919 + 2 * p + 1, data_bits)
         for p in range(ports)
     ]
-    await load(pins, tick, traffic.loads)
+    await load(pins, traffic.loads)
     result = LoopResult(0, False, [], npus, {})
     last_phase = None
+    drives: list[tuple[int | None, int]] = [(None, 0)] * ports
     for now in range(scenario.max_cycles):
+        for p in range(ports):
+            pins.drive(p, *drives[p])
+        await pins.settle()
+        seen = [(pins.tx(p), pins.rx_credit(p)) for p in range(ports)]
         valid, vc, index, reconf = pins.phase()
+        await pins.edge()
         result.reconfiguring_cycles += reconf
         if valid and not reconf and (vc, index) != last_phase:
             result.phases.append(PhaseChange(now, vc, index))
             last_phase = (vc, index)
         for p, npu in enumerate(npus):
-            bits = pins.tx(p)
-            rx = None
-            if bits is not None:
-                rx = down[p].apply(LinkFlit.from_bits(bits, data_bits))
-            flit, credits = npu.cycle(now, rx, pins.rx_credit(p))
+            bits, credits_in = seen[p]
+            rx = None if bits is None else down[p].apply(LinkFlit.from_bits(bits, data_bits))
+            flit, credits = npu.cycle(now, rx, credits_in)
             if flit is not None:
                 flit = up[p].apply(flit)
-            pins.drive(p, None if flit is None else flit.to_bits(data_bits), credits)
-        await tick()
+            drives[p] = (None if flit is None else flit.to_bits(data_bits), credits)
         if now % 64 == 0 and all(n.done for n in npus):
             result.done = True
             result.cycles = now
