@@ -23,7 +23,8 @@ Choices where the design leaves room (simplest consistent behaviour):
 * ``pkt`` starts at 0 on every VC and advances by one (mod 16) per packet sent on it; it is
   stamped on head flits only, body flits carry 0 (the receiver reads it on heads only).
 * ``phase_vc`` is read once, at the header, and held for the packet's body: a phase change
-  can never split a packet across two VCs. ``phase_vc`` must name a data VC.
+  can never split a packet across two VCs. ``phase_vc`` names a data VC; were it the
+  control VC, no data packet would start (data never enters the NPU's control buffer).
 * The header flit always has a good CRC (the port writes it); a payload flit with ``bad``
   set gets ``crc_of(data) ^ STOMP``, so the NPU sees a damaged flit forwarded cut-through.
 
@@ -116,7 +117,11 @@ class OutputPort(wiring.Component):
             self.i.ready.eq(in_packet & ~send_ctrl),
             send_body.eq(self.i.valid & self.i.ready),
             send_head.eq(
-                ~send_ctrl & ~in_packet & self.i.valid & has_credit.bit_select(self.phase_vc, 1)
+                ~send_ctrl
+                & ~in_packet
+                & self.i.valid
+                & (self.phase_vc != VC_CTRL)
+                & has_credit.bit_select(self.phase_vc, 1)
             ),
         ]
 

@@ -369,6 +369,13 @@ def test_no_credit_no_header():
     assert sent == [1, 22]
 
 
+def test_control_vc_never_carries_data():
+    params = params_of(4, 4, "fp16", packet_flits=2)
+    (pk,) = random_packets(np.random.default_rng(4), params, 1, bad=0.0)
+    trace = run_trace(params, 2, [replace_vc(pk, VC_CTRL)], [], 20)
+    assert all(f is None and not busy and not ready for f, busy, ready in trace)
+
+
 def replace_vc(pk: DataPacket, vc: int) -> DataPacket:
     return DataPacket(vc, pk.index, pk.seq, pk.src, pk.flits)
 
