@@ -36,6 +36,7 @@ import json
 from pathlib import Path
 
 from amaranth.back import verilog
+from amaranth.hdl import Signal
 from amaranth.lib import data, wiring
 
 from fredfab.hw.contract import contract
@@ -56,10 +57,25 @@ def port_list(component: wiring.Component) -> list[dict]:
     """Every top-level port of ``component``: Verilog name, direction and width."""
     ports = []
     for path, member, value in component.signature.flatten(component):
-        width = len(value.as_value() if hasattr(value, "as_value") else value)
+        value = value.as_value() if hasattr(value, "as_value") else value
+        if not isinstance(value, Signal):
+            continue  # the constant ready of an always-ready stream is no port
+        width = len(value)
         direction = "input" if member.flow == wiring.In else "output"
         ports.append({"name": "__".join(map(str, path)), "direction": direction, "width": width})
     return ports
+
+
+def signal_ports(component: wiring.Component) -> list:
+    """The component's ports as values, for ``verilog.convert``: the constant ``ready`` of an
+    always-ready stream is no port (convert cannot list it itself:
+    amaranth-lang/amaranth#1574)."""
+    out = []
+    for _, _, value in component.signature.flatten(component):
+        v = value.as_value() if hasattr(value, "as_value") else value
+        if isinstance(v, Signal):
+            out.append(v)
+    return out
 
 
 def stream_map(ports: int) -> dict:
@@ -83,7 +99,7 @@ def write_generated(
     ``<name>.json`` into ``out_dir``, after checking that the manifest names only ports the
     Verilog has; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    text = verilog.convert(component, name=name)
+    text = verilog.convert(component, name=name, ports=signal_ports(component))
     missing = [port["name"] for port in info["ports"] if f" {port['name']};" not in text]
     if missing:  # the manifest must describe the Verilog actually written
         raise RuntimeError(f"ports missing from the generated Verilog: {missing[:5]}")
