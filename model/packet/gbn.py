@@ -30,6 +30,7 @@ from .format import (
     KIND_NACK,
     SEQ_MOD,
     UNICAST_INDEX,
+    VC_DP,
     Header,
 )
 
@@ -122,6 +123,8 @@ class GoBackNSender:
         self.acked[src] = k
         if self.base > base:
             self._since = self._now
+            # Every receiver has the packets before base: resending them is useless.
+            self.next = max(self.next, self.base)
         return k
 
     def tick(self, now: int) -> None:
@@ -147,7 +150,7 @@ class GoBackNReceiver:
     ack_every: int = 16
     timeout: int = 256
     port: int = 0
-    vc: int = DATA_VCS[1]
+    vc: int = VC_DP
     index: int = UNICAST_INDEX
     dst: int = 0
     expected: int = field(default=0, init=False)
