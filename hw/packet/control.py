@@ -52,7 +52,7 @@ from fredfab.hw.config_layout import config_data_layout
 from fredfab.hw.control import cfg_layout, default_config, n_words
 from fredfab.hw.packet.layouts import head_layout, header_layout
 from fredfab.hw.packet.params import PacketParams
-from fredfab.model.flow import Flow
+from fredfab.model.packet.flow_tables import shift_flows
 from fredfab.model.packet.format import (
     DATA_VCS,
     HEADER_FIELDS,
@@ -72,18 +72,12 @@ INDEX_BITS = dict(HEADER_FIELDS)["index"]
 SEQ_BITS = dict(HEADER_FIELDS)["seq"]
 
 
-def round_flows(ports: int, r: int) -> list[Flow]:
-    """Unicast round r: every port p sends to p + r mod P (a permutation, which both
-    architectures route)."""
-    return [Flow([p], [(p + r) % ports]) for p in range(ports)]
-
-
 def round_words(params: PacketParams) -> list[int]:
     """The configuration words of the P unicast rounds, round 0 first."""
     s = params.switch
     words = []
     for r in range(s.ports):
-        config = route(round_flows(s.ports, r), s.ports, s.m, arch=s.arch).config
+        config = route(shift_flows(s.ports, r), s.ports, s.m, arch=s.arch).config
         words += config.to_words(s.word_width)
     return words
 

@@ -20,8 +20,9 @@ the control VC ``fmt.ctrl_depth``: the NPU's receive buffers are taken to be the
 
 Choices where the design leaves room (simplest consistent behaviour):
 
-* ``pkt`` starts at 0 on every VC and advances by one (mod 16) per packet sent on it; it is
-  stamped on head flits only, body flits carry 0 (the receiver reads it on heads only).
+* ``pkt`` starts at 0 on every VC and advances by one (mod 16) per packet sent on it; every
+  flit of a packet carries its packet's ``pkt`` (a receiver tells a body flit whose head was
+  lost from the body of the packet it is filling by it).
 * ``phase_vc`` is read once, at the header, and held for the packet's body: a phase change
   can never split a packet across two VCs. ``phase_vc`` names a data VC; were it the
   control VC, no data packet would start (data never enters the NPU's control buffer).
@@ -150,6 +151,7 @@ class OutputPort(wiring.Component):
                 flit.data.eq(self.i.payload.data.as_value()),
                 flit.last.eq(self.i.payload.last),
                 flit.vc.eq(packet_vc),
+                flit.pkt.eq(pkts[packet_vc] - 1),  # its packet's: advanced at the header
                 bad.eq(self.i.payload.bad),
             ]
         with m.Elif(send_head):

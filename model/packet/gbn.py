@@ -212,12 +212,17 @@ class GoBackNReceiver:
         return [self._control(KIND_NACK)]
 
     def tick(self, now: int) -> list[Header]:
-        """Cycle ``now``: not complete and nothing delivered for ``timeout`` cycles -> NACK
-        the expected packet again (this also repairs lost ACKs and NACKs)."""
+        """Cycle ``now``: nothing delivered for ``timeout`` cycles -> NACK the expected
+        packet again (this also repairs lost ACKs and NACKs); once complete, repeat the final
+        ACK every ``timeout`` cycles instead. A reduction sender that lost the final ACK
+        cannot get it back any other way: its retransmission is stale at the switch, which
+        has summed that packet already, and the flow's other senders are done."""
         if self._since is None or len(self.delivered) != self._seen:
             self._since, self._seen = now, len(self.delivered)
-        if self.complete or now - self._since < self.timeout:
+        if now - self._since < self.timeout:
             return []
         self._since = now
+        if self.complete:
+            return [self._control(KIND_ACK)]
         self._nacked = self.expected
         return [self._control(KIND_NACK)]

@@ -18,7 +18,9 @@ the sender paid for comes back as exactly one credit:
 * the packet's ``packet_flits``-th body flit ends it; if that flit lacks ``last`` the sender's
   framing disagrees with the format, so the flit is marked bad (a choice: it cannot be told
   from a damaged flit) and any body flits after it, having no packet, are dropped;
-* body flits with no open packet (their head was lost) are dropped;
+* the sender stamps its packet's ``pkt`` on every flit: a body flit whose ``pkt`` is not its
+  open packet's belongs to a packet whose head was lost; it ends the open packet short and,
+  like every body flit with no open packet, is dropped;
 * a head flit with a bad CRC has no usable header: its packet (its body flits, framed by the
   same rules) is dropped when it ends; its ``pkt`` is still trusted, since ``pkt`` is a link
   control symbol that the link protects separately (model/packet/format.py);
@@ -30,17 +32,10 @@ VC), so a stream whose final packet lost its tail leaves that packet open. The R
 packet when the control unit commits it; content (header, flits, bad flags) and credit counts
 are the same, only timing differs.
 
-Two limits of these rules, which the reference keeps so that it matches the design:
-
-* Body flits carry no identity the reader checks. If a packet loses its tail and the next
-  packet of its VC loses its head and just enough body flits, the survivors fill the first
-  packet exactly and it comes out good with the wrong data (n + 1 flits lost in one pattern,
-  about drop_rate ** (packet_flits + 1)). The sender stamps ``pkt`` on every flit of a
-  packet, so a reader that compared a body flit's ``pkt`` with its open packet's would close
-  this hole.
-* The credits of packets lost whole come back only at the next head of their VC, and a
-  packet whose tail was lost ends only then: if every packet the sender's credits allow is
-  lost whole (the last one possibly keeping its head), no head can follow and the VC stalls.
+A limit of these rules: the credits of packets lost whole come back only at the next head
+of their VC, and a packet whose tail was lost ends only then. If every packet the sender's
+credits allow is lost whole (the last one possibly keeping its head), no head can follow and
+the VC stalls: probability about drop_rate ** (data_depth * (packet_flits + 1)).
 """
 
 from __future__ import annotations
@@ -227,8 +222,12 @@ class LinkReceiver:
                 events += self._close(vc)
             return events
         pending = self.open[vc]
-        if pending is None:
-            return [Dropped(vc, DROP_ORPHAN)]
+        if pending is None or flit.pkt != self.last_pkt[vc]:
+            # No open packet, or the flit is another packet's (its head was lost): the open
+            # packet ends short and the flit has no packet.
+            if pending is not None:
+                events += self._close(vc)
+            return events + [Dropped(vc, DROP_ORPHAN)]
         full = len(pending.flits) + 1 == self.fmt.packet_flits
         pending.flits.append((flit.data, not flit.crc_ok or (full and not flit.last)))
         if flit.last or full:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fredfab.model.dtypes import element_type, random_data
-from fredfab.model.flow import Flow
+from fredfab.model.packet.flow_tables import inputs_of_input, inputs_of_output
 from fredfab.model.packet.format import UNICAST_INDEX
 from fredfab.model.switch_model import FunctionalSwitch
 from fredfab.sim.verify.packet.scenario import PacketScenario
@@ -76,17 +76,6 @@ class PacketTraffic:
         return sum(len(r.expect) for rs in self.recvs.values() for r in rs)
 
 
-def input_masks(flows: list[Flow], ports: int, by_output: bool) -> list[int]:
-    """Per port: the mask of the input ports of its flow (of the flow it is an input of, or
-    with ``by_output`` an output of); 0 for ports no flow uses."""
-    masks = [0] * ports
-    for f in flows:
-        ips = sum(1 << p for p in f.ips)
-        for port in f.ops if by_output else f.ips:
-            masks[port] = ips
-    return masks
-
-
 def build_traffic(
     scenario: PacketScenario,
     ports: int,
@@ -123,8 +112,8 @@ def build_traffic(
                 SlotLoad(
                     phase.slot,
                     routing.config.to_words(word_width),
-                    input_masks(list(routing.flows), ports, by_output=False),
-                    input_masks(list(routing.flows), ports, by_output=True),
+                    inputs_of_input(routing.flows, ports),
+                    inputs_of_output(routing.flows, ports),
                 )
             )
         data = {

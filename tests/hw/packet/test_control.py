@@ -7,25 +7,17 @@ from __future__ import annotations
 import numpy as np
 from amaranth.sim import Simulator
 
-from fredfab.hw.packet.control import PacketControl, round_flows
+from fredfab.hw.packet.control import PacketControl
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
 from fredfab.model.flow import Flow
+from fredfab.model.packet.flow_tables import inputs_of_input, inputs_of_output, shift_flows
 from fredfab.model.packet.format import KIND_ACK, KIND_NACK, VC_DP, VC_MP, VC_PP, Header
 from fredfab.model.router import route
 
 P = 4
 PARAMS = PacketParams(SwitchParams(P, lanes=4, dtype="int16", slots=4))
 STREAM_CYCLES = 5  # how long a committed packet keeps its port busy
-
-
-def _masks(flows, by_output: bool) -> list[int]:
-    masks = [0] * P
-    for f in flows:
-        ips = sum(1 << p for p in f.ips)
-        for port in f.ops if by_output else f.ips:
-            masks[port] = ips
-    return masks
 
 
 class Ports:
@@ -55,7 +47,7 @@ def _run(setup_slots, ports: Ports, cycles: int, ctrl=(), on_cycle=None, rng=Non
                 ctx.set(dut.cfg.payload, {"slot": slot, "addr": addr, "data": word})
                 await ctx.tick()
             ctx.set(dut.cfg.valid, 0)
-            for table, masks in ((0, _masks(flows, False)), (1, _masks(flows, True))):
+            for table, masks in ((0, inputs_of_input(flows, P)), (1, inputs_of_output(flows, P))):
                 for port, mask in enumerate(masks):
                     ctx.set(dut.flows.valid, 1)
                     ctx.set(
@@ -228,6 +220,6 @@ def test_unicast_rounds_serve_every_destination():
     assert got == sorted(sent)
     assert not ports.discards
     # Every packet starts while the interconnect runs the round that carries it.
-    rounds = {r: route(round_flows(P, r), P, PARAMS.switch.m).config.to_bits() for r in range(P)}
+    rounds = {r: route(shift_flows(P, r), P, PARAMS.switch.m).config.to_bits() for r in range(P)}
     for (_, p, _, h), active in zip(ports.commits, ports.active, strict=True):
         assert active == rounds[(h.dst - p) % P]

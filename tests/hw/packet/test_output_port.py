@@ -228,7 +228,7 @@ class Npu:
             data, bad = pk.flits[k]
             assert f.data == data, f"packet {self.data_done} flit {k}: data"
             assert f.crc == crc8(data, None) ^ (STOMP if bad else 0), "CRC (stomp iff bad)"
-            assert f.pkt == 0
+            assert f.pkt == (self.next_pkt[vc] - 1) % 16, "a body flit carries its packet's pkt"
             assert f.last == (k == len(pk.flits) - 1), "last only on the final payload flit"
             if f.last:
                 self.open = None
