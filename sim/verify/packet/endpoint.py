@@ -104,6 +104,10 @@ class Npu:
         self.stats = EndpointStats()
         self.first_delivery: dict[tuple, int] = {}
         self.last_delivery: dict[tuple, int] = {}
+        # Credit round trips: when each packet's last flit left, per VC in order, and the
+        # cycles until its credit came back (meaningful on a link without faults).
+        self._sent_at: list[deque[int]] = [deque() for _ in range(N_VCS)]
+        self.credit_rtts: list[int] = []
 
     @property
     def done(self) -> bool:
@@ -116,6 +120,8 @@ class Npu:
         for vc in range(N_VCS):
             if (rx_credits >> vc) & 1:
                 self.link_out.credit(vc)
+                if self._sent_at[vc]:
+                    self.credit_rtts.append(now - self._sent_at[vc].popleft())
         if rx is not None:
             for event in self.link_in.push(rx):
                 self._event(now, event)
@@ -166,6 +172,12 @@ class Npu:
             self.last_delivery[key] = now
 
     def _send(self, now: int) -> LinkFlit | None:
+        flit = self._next_flit(now)
+        if flit is not None and flit.last:
+            self._sent_at[flit.vc].append(now)
+        return flit
+
+    def _next_flit(self, now: int) -> LinkFlit | None:
         if self.control and self.link_out.can_start(VC_CTRL):
             self.stats.control_sent += 1
             return self.link_out.packet_flits(self.control.popleft(), [])[0]
