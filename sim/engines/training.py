@@ -31,6 +31,7 @@ from fredfab.model.training.config import NPU, TrainingConfig, config_from_table
 from fredfab.model.training.iteration import stationary, streaming
 from fredfab.model.training.memory import MemoryReport, choose_policy
 from fredfab.model.training.parallel import Layout, factorizations, mp_split, split_stages
+from fredfab.model.training.phase_priority import PhaseRule, prioritise, tree_switches
 from fredfab.model.training.timeline import CATEGORIES, exposed
 from fredfab.model.training.workload import Workload, load_workload
 from fredfab.sim.engines import algorithm_choice
@@ -278,6 +279,9 @@ def estimate(
         tl = stationary(wl, cfg, npu, layout, comm, ranges, mem.recompute)
     else:
         tl = streaming(wl, cfg, npu, layout, comm, mem.recompute, mem.accumulation)
+    if fab.has_fred_switches:
+        # FRED switches serve one phase at a time, MP > PP > DP, in packets with headers.
+        tl = prioritise(tl, PhaseRule.from_timing(fab.timing), _switches(fab)).timeline
     sch = tl.schedule()
     busy = max(
         (v for k, v in _compute_busy(tl, sch).items()),
@@ -291,6 +295,20 @@ def estimate(
         notes=tuple(notes) + tuple(sorted(comm.fallbacks)),
         **base,
     )
+
+
+def _switches(fab: Fabric):
+    """The switches a group's communication uses on a FRED fabric, memoised per fabric."""
+    hit = _SWITCHES.get(id(fab))
+    if hit is None or hit[0] is not fab:
+        hit = _SWITCHES[id(fab)] = (
+            fab,
+            tree_switches(fab.parent, lambda v: fab.nodes[v].kind == "switch"),
+        )
+    return hit[1]
+
+
+_SWITCHES: dict[int, tuple[Fabric, Any]] = {}
 
 
 def _compute_busy(tl, sch) -> dict[str, float]:
