@@ -279,6 +279,7 @@ def streaming(
         return pp_cache[key]
 
     tl = Timeline()
+    mp_of = [layout.mp_groups(s) for s in range(P)]
     resident: dict[int, list[int]] = {}  # group -> compute tasks of its last use
     last_use: dict[int, int] = {}  # group -> use counter of its last use
     use_no = 0
@@ -314,7 +315,7 @@ def streaming(
                             f"{direction}{p}.{lyr}.{i}",
                             f"stage{s}",
                             _parts(c, np.array([lyr]), direction == "bwd"),
-                            where=layout.mp_groups(s),
+                            where=mp_of[s],
                         )
                         tasks.append(t)
                         tl.depend(t, load)

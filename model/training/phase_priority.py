@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from fredfab.model.training.timeline import Timeline
+from fredfab.model.training.timeline import Task, Timeline
 
 #: Phase classes, highest priority first: MP > PP > DP (model/packet/format.py PRIORITY).
 PRIORITY: tuple[str, ...] = ("mp", "pp", "dp")
@@ -133,6 +133,30 @@ def prioritise(
     n = len(tl.tasks)
     scale = 1.0 / rule.payload_fraction
     durs = [[d * scale if c in COMM and scale != 1.0 else d for c, d in t.parts] for t in tl.tasks]
+    waited = [[0.0] * len(t.parts) for t in tl.tasks]
+    hits = [0] * n
+    ranked_classes = {c for t in tl.tasks for c, d in t.parts if d > 0 and c in _RANK}
+    if len(ranked_classes) > 1:  # with one class nothing waits: skip the event-driven run
+        _run(tl, rule, switches, durs, waited, hits)
+    # The same graph with the new durations (copied directly: the tasks were checked on add).
+    out = Timeline()
+    out.tasks = [
+        Task(
+            task.name,
+            task.resource,
+            tuple((c, d + w) for (c, _), d, w in zip(task.parts, durs[t], waited[t], strict=True)),
+            task.where,
+        )
+        for t, task in enumerate(tl.tasks)
+    ]
+    out.deps = [list(d) for d in tl.deps]
+    out.queue.update((r, list(q)) for r, q in tl.queue.items())
+    return Prioritised(out, tuple(map(tuple, waited)), tuple(hits))
+
+
+def _run(tl: Timeline, rule: PhaseRule, switches, durs, waited, hits) -> None:
+    """The event-driven run of ``prioritise``: fills ``waited`` and ``hits`` in place."""
+    n = len(tl.tasks)
     memo: dict[tuple, frozenset] = {}
 
     def used(t: int) -> frozenset:
@@ -151,8 +175,6 @@ def prioritise(
         for p in [*tl.deps[t], *([prev[t]] if prev[t] >= 0 else [])]:
             succ[p].append(t)
             pending[t] += 1
-    waited = [[0.0] * len(t.parts) for t in tl.tasks]
-    hits = [0] * n
     part = [0] * n  # current part of a running task
     rem = [0.0] * n  # its remaining work
     served = [False] * n  # it progressed in the last step (an interruption costs then)
@@ -216,9 +238,3 @@ def prioritise(
     if done != n:
         stuck = [tl.tasks[t].name for t in range(n) if pending[t] > 0][:5]
         raise RuntimeError(f"task graph has a cycle (e.g. {stuck})")
-    out = Timeline()
-    for t, task in enumerate(tl.tasks):
-        parts = [(c, d + w) for (c, _), d, w in zip(task.parts, durs[t], waited[t], strict=True)]
-        out.add(task.name, task.resource, parts, where=task.where)
-    out.deps = [list(d) for d in tl.deps]
-    return Prioritised(out, tuple(map(tuple, waited)), tuple(hits))
