@@ -29,7 +29,10 @@ Weight-streaming (layer l on stage l mod PP; a *group* is PP consecutive layers)
   controllers (io-reduce), gradient buffers likewise limited to ``stream_buffers`` groups.
 
 Concurrent collectives of *different* kinds are timed as if alone (their link contention is
-not modelled); the ones of one kind queue on their channel.
+not modelled); the ones of one kind queue on their channel. On FRED fabrics the training
+engine then applies the switch's phase rule to the graph
+(fredfab.model.training.phase_priority): each task names the NPU groups it communicates
+among (``where``) so that the rule knows which switches it shares.
 """
 
 from __future__ import annotations

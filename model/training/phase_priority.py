@@ -47,8 +47,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fredfab.model.training.timeline import Task, Timeline
+
+if TYPE_CHECKING:
+    from fredfab.model.system.fabric import SwitchTiming
 
 #: Phase classes, highest priority first: MP > PP > DP (model/packet/format.py PRIORITY).
 PRIORITY: tuple[str, ...] = ("mp", "pp", "dp")
@@ -78,7 +82,7 @@ class PhaseRule:
             raise ValueError(f"payload_fraction must be in (0, 1], got {self.payload_fraction}")
 
     @classmethod
-    def from_timing(cls, timing) -> PhaseRule:
+    def from_timing(cls, timing: SwitchTiming) -> PhaseRule:
         """The rule of a fabric's SwitchTiming (its card's packet costs, its clock)."""
         return cls(timing.preempt_time, timing.card.packet_costs.payload_fraction)
 

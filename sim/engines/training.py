@@ -12,7 +12,9 @@ Results are data; fredfab.sim.cli.report turns them into tables and plots.
 
 The iteration is a task graph (fredfab.model.training.iteration) whose collective times come
 from the network simulator (fredfab.sim.engines.system.simulate), each distinct set of concurrent
-collectives simulated once per fabric and memoised. See docs/training-model.md.
+collectives simulated once per fabric and memoised. On fabrics with FRED switches the graph
+then follows the switch's phase rule (MP > PP > DP per switch, packet headers;
+fredfab.model.training.phase_priority). See docs/training-model.md.
 """
 
 from __future__ import annotations
