@@ -36,7 +36,8 @@ Assumptions (the simplest behaviour consistent with the design; docs/training-mo
 * I/O parts (``input``, ``weights``) and compute are neither stopped nor stop others: the
   design gives I/O traffic no data VC of its own.
 * The task graph keeps its order: a task starts when its resource and its dependencies are
-  done, exactly as before; only the durations of PP and DP parts grow. The breakdown's
+  done, exactly as before; only durations change (every communication part by the header,
+  PP and DP parts also by their waits and preemptions). The breakdown's
   "what if this kind were free" counterfactuals reuse the stretched durations.
 
 Applied by fredfab.sim.engines.training on fabrics with FRED switches only; the mesh is
@@ -49,13 +50,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fredfab.model.packet.format import PRIORITY as VC_PRIORITY
+from fredfab.model.packet.format import VC_NAMES
 from fredfab.model.training.timeline import Task, Timeline
 
 if TYPE_CHECKING:
     from fredfab.model.system.fabric import SwitchTiming
 
-#: Phase classes, highest priority first: MP > PP > DP (model/packet/format.py PRIORITY).
-PRIORITY: tuple[str, ...] = ("mp", "pp", "dp")
+#: Phase classes, highest priority first: the packet format's VC priority, MP > PP > DP.
+PRIORITY: tuple[str, ...] = tuple(VC_NAMES[vc] for vc in VC_PRIORITY)
 #: Categories of communication that cross FRED switches (every one but compute).
 COMM = ("mp", "pp", "dp", "input", "weights")
 _RANK = {c: k for k, c in enumerate(PRIORITY)}
