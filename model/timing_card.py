@@ -26,7 +26,9 @@ Schema ``fred-switch-timing/2`` (all keys required unless noted)::
       "reconfiguration_cycles": 4,
       "slot_write_cycles": 5,                    # one slot written through the cfg port
       "clock_hz": 37.6e6,                        # optional: a clock measured by a tool
-      "clock_source": "nextpnr-ecp5 Fmax, ..."   # optional: where clock_hz comes from
+      "clock_source": "nextpnr-ecp5 Fmax, ...",  # optional: where clock_hz comes from
+      "preempt_cycles": 20,                      # optional packet-mode costs (below)
+      "derived": {"packet_flits": 8, ...}        # written, not read: the derived ones
     }
 
 ``ready`` is measured with every output always ready, ``backpressure`` with outputs that
@@ -42,6 +44,14 @@ measured by a tool, e.g. the Fmax of an FPGA place and route (``fred cost --fpga
 --timing-card``). The system model uses it instead of its assumed clock when the card has
 one. An FPGA Fmax is not the clock of the paper's ASIC switch; writing it into a card is the
 user's choice. Cards without the two fields are as before.
+
+Packet mode's costs (model/timing_packet.py: ``packet_flits``, ``data_depth``,
+``header_flits``, ``preempt_cycles``, ``credit_rtt_cycles``, ``vc_share``, one line each in
+its ``MEANINGS``) are optional: a card states the ones co-simulation measured, and every one
+it lacks is derived from the packet format and the card's circuit timing (``packet_costs``).
+``to_dict`` writes the measured ones as fields and the derived ones, with their values, under
+``derived``, which ``from_dict`` accepts and ignores (they are derived again, from the card's
+own fields), so a card round-trips and a card without them reads as before.
 
 Version 1 called that field ``config_load_cycles``. ``from_dict`` still reads
 ``fred-switch-timing/1`` cards and maps the field to ``slot_write_cycles``: a /1 card that
@@ -64,11 +74,21 @@ from fredfab.model.arches import build_topology
 from fredfab.model.collective_kind import FLOW_KINDS
 from fredfab.model.config import Configuration
 from fredfab.model.latency import latency_cycles
+from fredfab.model.timing_packet import (
+    PACKET_FIELDS,
+    PacketCostError,
+    PacketCosts,
+    check_packet_field,
+    derive_packet_costs,
+)
 
 SCHEMA = "fred-switch-timing/2"
 
 #: Optional fields: absent in a card that has no measured clock (every card before them).
-OPTIONAL_FIELDS = ("clock_hz", "clock_source")
+OPTIONAL_FIELDS = ("clock_hz", "clock_source", *PACKET_FIELDS)
+
+#: Written by to_dict (the derived packet costs, for readers) and ignored by from_dict.
+DERIVED_KEY = "derived"
 
 #: Older schema versions from_dict still reads, each with its renamed fields (old -> new).
 LEGACY_SCHEMAS: Mapping[str, Mapping[str, str]] = MappingProxyType(
@@ -118,6 +138,13 @@ class TimingCard:
     #: system model then assumes one). Not the paper's ASIC clock when it is an FPGA Fmax.
     clock_hz: float | None = None
     clock_source: str = ""
+    #: Packet-mode costs (model/timing_packet.py); None: not measured, derived.
+    packet_flits: int | None = None
+    data_depth: int | None = None
+    header_flits: int | None = None
+    preempt_cycles: float | None = None
+    credit_rtt_cycles: float | None = None
+    vc_share: float | None = None
     source: str = field(default="", compare=False)  # file it came from, "" for built-in
 
     def __post_init__(self) -> None:
@@ -140,6 +167,12 @@ class TimingCard:
                 "timing card fields 'clock_hz' and 'clock_source' come together: a measured "
                 "clock and what measured it"
             )
+        for name in PACKET_FIELDS:
+            if getattr(self, name) is not None:
+                try:
+                    check_packet_field(name, getattr(self, name))
+                except PacketCostError as exc:
+                    raise TimingCardError(str(exc)) from None
         if not isinstance(self.throughput, Mapping):
             raise TimingCardError("timing card field 'throughput' must be an object")
         missing = [k for k in KINDS if k not in self.throughput]
@@ -180,19 +213,35 @@ class TimingCard:
             raise TimingCardError(f"unknown collective kind {kind!r}; have {list(KINDS)}")
         return self.throughput[kind][condition]
 
+    @property
+    def packet_costs(self) -> PacketCosts:
+        """Packet mode's costs: the card's measured ones, the others derived."""
+        return derive_packet_costs(
+            {f: getattr(self, f) for f in PACKET_FIELDS},
+            self.latency_cycles,
+            self.slot_write_cycles,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": self.schema,
-            "generator": _plain(self.generator),
-            "simulator": self.simulator,
-            "latency_cycles": self.latency_cycles,
-            "throughput": {k: dict(v) for k, v in self.throughput.items()},
-            "reconfiguration_cycles": self.reconfiguration_cycles,
-            "slot_write_cycles": self.slot_write_cycles,
-        } | (
-            {"clock_hz": self.clock_hz, "clock_source": self.clock_source}
-            if self.clock_hz is not None
-            else {}
+        costs = self.packet_costs
+        measured = {f: getattr(self, f) for f in PACKET_FIELDS if getattr(self, f) is not None}
+        return (
+            {
+                "schema": self.schema,
+                "generator": _plain(self.generator),
+                "simulator": self.simulator,
+                "latency_cycles": self.latency_cycles,
+                "throughput": {k: dict(v) for k, v in self.throughput.items()},
+                "reconfiguration_cycles": self.reconfiguration_cycles,
+                "slot_write_cycles": self.slot_write_cycles,
+            }
+            | (
+                {"clock_hz": self.clock_hz, "clock_source": self.clock_source}
+                if self.clock_hz is not None
+                else {}
+            )
+            | measured
+            | {DERIVED_KEY: {f: getattr(costs, f) for f in costs.derived}}
         )
 
     def to_json(self) -> str:
@@ -224,7 +273,10 @@ class TimingCard:
         missing = [f for f in FIELDS if f not in data]
         if missing:
             raise TimingCardError(f"timing card{where} is missing field(s) {missing}")
-        unknown = sorted(set(data) - set(FIELDS) - set(OPTIONAL_FIELDS) - {"schema"})
+        if not isinstance(data.get(DERIVED_KEY, {}), Mapping):
+            raise TimingCardError(f"timing card{where}: {DERIVED_KEY!r} must be an object")
+        known = set(FIELDS) | set(OPTIONAL_FIELDS) | {"schema", DERIVED_KEY}
+        unknown = sorted(set(data) - known)
         if unknown:
             raise TimingCardError(f"timing card{where} has unknown field(s) {unknown}")
         try:

@@ -147,6 +147,11 @@ class SwitchTiming:
         """Seconds to switch the circuit configuration between two phases."""
         return self.card.reconfiguration_cycles / self.clock_hz
 
+    @property
+    def preempt_time(self) -> float:
+        """Seconds a waiting higher-priority phase waits for the switch (packet mode)."""
+        return self.card.packet_costs.preempt_cycles / self.clock_hz
+
     def fraction(self, kind: str) -> float:
         """Sustainable fraction of line rate for flows of ``kind``."""
         return self.card.fraction(kind, self.condition)
@@ -169,6 +174,8 @@ class SwitchTiming:
             "clock_source": self.clock_source,
             "hop_latency_ns": to_ns(self.hop_latency),
             "throughput_condition": self.condition,
+            # Packet mode's costs; "derived" names those the card does not measure.
+            "packet": self.card.packet_costs.to_dict() | {"preempt_ns": to_ns(self.preempt_time)},
         }
 
     def describe(self) -> str:

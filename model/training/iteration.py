@@ -29,7 +29,10 @@ Weight-streaming (layer l on stage l mod PP; a *group* is PP consecutive layers)
   controllers (io-reduce), gradient buffers likewise limited to ``stream_buffers`` groups.
 
 Concurrent collectives of *different* kinds are timed as if alone (their link contention is
-not modelled); the ones of one kind queue on their channel.
+not modelled); the ones of one kind queue on their channel. On FRED fabrics the training
+engine then applies the switch's phase rule to the graph
+(fredfab.model.training.phase_priority): each task names the NPU groups it communicates
+among (``where``) so that the rule knows which switches it shares.
 """
 
 from __future__ import annotations
@@ -130,6 +133,7 @@ def stationary(
     stage_of = np.concatenate([np.full(e - s, k) for k, (s, e) in enumerate(ranges)])
     c = layer_costs(wl, cfg, npu, layout, comm, stage_of, b, recompute)
     tl = Timeline()
+    mp_of = [layout.mp_groups(s) for s in range(P)]
     inputs = [_input(tl, wl, layout, comm, b, f"in{i}") for i in range(m)]
     # Pipeline transfers: forward activations s -> s+1 and gradients s+1 -> s.
     act_t, grad_t = [], []
@@ -154,16 +158,18 @@ def stationary(
         order += [("B", i) for i in range(m - warm, m)]
         for kind, i in order:
             if kind == "F":
-                F[s, i] = tl.add(f"F{s}.{i}", f"stage{s}", _parts(c, idx, False))
+                F[s, i] = tl.add(f"F{s}.{i}", f"stage{s}", _parts(c, idx, False), where=mp_of[s])
                 continue
             if i < m - 1 or st.dp == 1:
-                B[s, i] = Bfirst[s, i] = tl.add(f"B{s}.{i}", f"stage{s}", _parts(c, idx, True))
+                B[s, i] = Bfirst[s, i] = tl.add(
+                    f"B{s}.{i}", f"stage{s}", _parts(c, idx, True), where=mp_of[s]
+                )
                 continue
             # Last microbatch: backward in buckets, each followed by its DP reduction.
             groups = layout.dp_groups(s)
             first = None
             for k, bucket in enumerate(_buckets(c.grad_bytes, idx[::-1], cfg.dp_bucket_bytes)):
-                t = tl.add(f"B{s}.{i}.b{k}", f"stage{s}", _parts(c, bucket, True))
+                t = tl.add(f"B{s}.{i}.b{k}", f"stage{s}", _parts(c, bucket, True), where=mp_of[s])
                 first = t if first is None else first
                 size = float(c.grad_bytes[bucket].sum())
                 r = tl.add(
@@ -172,6 +178,7 @@ def stationary(
                     comm.time(dp_op, groups, [size] * len(groups)),
                     "dp",
                     deps=[t],
+                    where=groups,
                 )
                 dp_tasks[s].append(r)
             B[s, i], Bfirst[s, i] = t, first
@@ -180,10 +187,24 @@ def stationary(
             if s == 0:
                 tl.depend(F[s, i], inputs[i])
             else:
-                a_ = tl.add(f"A{s - 1}.{i}", f"pp-fwd{s - 1}", act_t[s - 1], "pp", [F[s - 1, i]])
+                a_ = tl.add(
+                    f"A{s - 1}.{i}",
+                    f"pp-fwd{s - 1}",
+                    act_t[s - 1],
+                    "pp",
+                    [F[s - 1, i]],
+                    where=layout.pp_pairs(s - 1, s),
+                )
                 tl.depend(F[s, i], a_)
             if s < P - 1:
-                g = tl.add(f"G{s}.{i}", f"pp-bwd{s}", grad_t[s], "pp", [B[s + 1, i]])
+                g = tl.add(
+                    f"G{s}.{i}",
+                    f"pp-bwd{s}",
+                    grad_t[s],
+                    "pp",
+                    [B[s + 1, i]],
+                    where=layout.pp_pairs(s + 1, s),
+                )
                 tl.depend(Bfirst[s, i], g)
     # Optimizer step (memory-bound) and, under ZeRO, the All-Gather of updated weights.
     for s in range(P):
@@ -200,6 +221,7 @@ def stationary(
                 comm.time(CollectiveKind.ALL_GATHER, groups, [FP16 * p] * len(groups)),
                 "dp",
                 deps=[o],
+                where=groups,
             )
     return tl
 
@@ -260,6 +282,7 @@ def streaming(
         return pp_cache[key]
 
     tl = Timeline()
+    mp_of = [layout.mp_groups(s) for s in range(P)]
     resident: dict[int, list[int]] = {}  # group -> compute tasks of its last use
     last_use: dict[int, int] = {}  # group -> use counter of its last use
     use_no = 0
@@ -295,6 +318,7 @@ def streaming(
                             f"{direction}{p}.{lyr}.{i}",
                             f"stage{s}",
                             _parts(c, np.array([lyr]), direction == "bwd"),
+                            where=mp_of[s],
                         )
                         tasks.append(t)
                         tl.depend(t, load)
@@ -313,6 +337,7 @@ def streaming(
                                 pp_time(int(stage_of[prev_layer]), s, size),
                                 "pp",
                                 deps=[src],
+                                where=layout.pp_pairs(int(stage_of[prev_layer]), s),
                             )
                             tl.depend(t, x)
                         else:

@@ -55,6 +55,10 @@ class Task:
     name: str
     resource: str
     parts: tuple[tuple[str, float], ...]
+    #: The NPU groups whose communication the task's non-compute parts carry (e.g. a
+    #: stage's MP groups); () when unknown. Only the FRED phase rule reads it
+    #: (fredfab.model.training.phase_priority): it tells which switches a part uses.
+    where: tuple[tuple[int, ...], ...] = ()
 
     @property
     def duration(self) -> float:
@@ -90,9 +94,11 @@ class Timeline:
         parts: Iterable[tuple[str, float]] | float,
         category: str = "compute",
         deps: Iterable[int] = (),
+        where: Iterable[Iterable[int]] = (),
     ) -> int:
         """Append a task to ``resource``'s queue; ``parts`` is a duration (of ``category``)
-        or (category, seconds) pairs run one after the other."""
+        or (category, seconds) pairs run one after the other; ``where``: the NPU groups its
+        communication involves (Task.where)."""
         if isinstance(parts, int | float):
             parts = ((category, float(parts)),)
         parts = tuple((c, float(d)) for c, d in parts)
@@ -102,7 +108,8 @@ class Timeline:
             if not d >= 0:
                 raise ValueError(f"task {name}: duration {d} must be >= 0")
         tid = len(self.tasks)
-        self.tasks.append(Task(name, resource, parts))
+        groups = tuple(tuple(int(u) for u in g) for g in where)
+        self.tasks.append(Task(name, resource, parts, groups))
         self.deps.append([int(d) for d in deps if d is not None])
         self.queue[resource].append(tid)
         return tid

@@ -12,7 +12,9 @@ Results are data; fredfab.sim.cli.report turns them into tables and plots.
 
 The iteration is a task graph (fredfab.model.training.iteration) whose collective times come
 from the network simulator (fredfab.sim.engines.system.simulate), each distinct set of concurrent
-collectives simulated once per fabric and memoised. See docs/training-model.md.
+collectives simulated once per fabric and memoised. On fabrics with FRED switches the graph
+then follows the switch's phase rule (MP > PP > DP per switch, packet headers;
+fredfab.model.training.phase_priority). See docs/training-model.md.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ from fredfab.model.training.config import NPU, TrainingConfig, config_from_table
 from fredfab.model.training.iteration import stationary, streaming
 from fredfab.model.training.memory import MemoryReport, choose_policy
 from fredfab.model.training.parallel import Layout, factorizations, mp_split, split_stages
+from fredfab.model.training.phase_priority import (
+    PhaseRule,
+    Prioritised,
+    prioritise,
+    tree_switches,
+)
 from fredfab.model.training.timeline import CATEGORIES, exposed
 from fredfab.model.training.workload import Workload, load_workload
 from fredfab.sim.engines import algorithm_choice
@@ -109,6 +117,8 @@ class Estimate:
     #: The switch timing that applied (SwitchTiming.to_dict: card, latency, clock); {} without
     #: switches.
     switch_timing: dict[str, Any] = field(default_factory=dict)
+    #: On FRED fabrics, what the switch's phase rule did (phase_rule_summary); {} elsewhere.
+    phase_rule: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
     @property
@@ -158,6 +168,7 @@ class Estimate:
             "settings": dict(self.settings),
             "timing_card": self.timing_card,
             "switch_timing": dict(self.switch_timing),
+            "phase_rule": dict(self.phase_rule),
             "notes": list(self.notes),
         }
 
@@ -278,6 +289,12 @@ def estimate(
         tl = stationary(wl, cfg, npu, layout, comm, ranges, mem.recompute)
     else:
         tl = streaming(wl, cfg, npu, layout, comm, mem.recompute, mem.accumulation)
+    rule_summary: dict[str, Any] = {}
+    if fab.has_fred_switches:
+        # FRED switches serve one phase at a time, MP > PP > DP, in packets with headers.
+        rule = PhaseRule.from_timing(fab.timing)
+        done = prioritise(tl, rule, _switches(fab))
+        tl, rule_summary = done.timeline, phase_rule_summary(rule, done)
     sch = tl.schedule()
     busy = max(
         (v for k, v in _compute_busy(tl, sch).items()),
@@ -288,9 +305,41 @@ def estimate(
         time=sch.makespan,
         breakdown={k: sch.breakdown[k] for k in CATEGORIES},
         compute_busy=busy,
+        phase_rule=rule_summary,
         notes=tuple(notes) + tuple(sorted(comm.fallbacks)),
         **base,
     )
+
+
+def phase_rule_summary(rule: PhaseRule, done: Prioritised) -> dict[str, Any]:
+    """The rule that applied and its effect over the whole iteration: seconds each class
+    waited for higher ones (preemption costs included; summed over tasks, so concurrent
+    waits add up) and how many preemptions there were."""
+    waited: dict[str, float] = {}
+    for task, w in zip(done.timeline.tasks, done.waited, strict=True):
+        for (c, _), x in zip(task.parts, w, strict=True):
+            if x > 0:
+                waited[c] = waited.get(c, 0.0) + x
+    return {
+        "preempt_s": rule.preempt_s,
+        "payload_fraction": rule.payload_fraction,
+        "waited_s": waited,
+        "preemptions": sum(done.preemptions),
+    }
+
+
+def _switches(fab: Fabric):
+    """The switches a group's communication uses on a FRED fabric, memoised per fabric."""
+    hit = _SWITCHES.get(id(fab))
+    if hit is None or hit[0] is not fab:
+        hit = _SWITCHES[id(fab)] = (
+            fab,
+            tree_switches(fab.parent, lambda v: fab.nodes[v].kind == "switch"),
+        )
+    return hit[1]
+
+
+_SWITCHES: dict[int, tuple[Fabric, Any]] = {}
 
 
 def _compute_busy(tl, sch) -> dict[str, float]:

@@ -14,7 +14,8 @@ TB = 1e12
 def test_mp_exposure_matches_in_switch_closed_form():
     # MP2-DP10-PP1: every MP pair sits under one L1 switch of FRED-D, so each Megatron
     # All-Reduce is one in-switch flow: D / 3 TB/s plus 2 links + 1 switch of latency. With
-    # PP = 1 every MP collective blocks the only stage: all of them are exposed.
+    # PP = 1 every MP collective blocks the only stage: all of them are exposed. FRED sends
+    # packets, one header flit per 8 payload flits: payload moves at 8/9 of the link.
     e = estimate(
         "transformer-17b",
         "fred-d",
@@ -27,6 +28,8 @@ def test_mp_exposure_matches_in_switch_closed_form():
     D = 2 * s * h * b
     n_ar = 4 * L + 1 + 1  # blocks, embedding forward, LM head backward
     t_ar = D / (3 * TB) + 2 * 10e-9 + default_card().latency_cycles / 1e9  # 1 GHz
+    t_ar /= default_card().packet_costs.payload_fraction
+    assert default_card().packet_costs.payload_fraction == pytest.approx(8 / 9)
     assert e.breakdown["mp"] == pytest.approx(n_ar * t_ar, rel=2e-3)
     assert sum(e.breakdown.values()) == pytest.approx(e.time, rel=1e-9)
 
@@ -34,7 +37,9 @@ def test_mp_exposure_matches_in_switch_closed_form():
 def test_io_bound_streaming_matches_io_bandwidth():
     # Four 1 GB layers, no compute, pure DP over 20 NPUs, weight-streaming on FRED-D: each
     # load is an in-switch broadcast from the 18 I/O controllers at 128 GB/s each, each
-    # gradient reduction the reverse; loads and reductions run back to back (N each).
+    # gradient reduction the reverse; loads and reductions run back to back (N each). The
+    # controllers' links carry packets too: payload at 8/9 of 128 GB/s (one header flit per
+    # 8 payload flits).
     N, P = 4, 5e8
     wl = workload_from_dict(
         {
@@ -57,7 +62,7 @@ def test_io_bound_streaming_matches_io_bandwidth():
     )
     # Reading a layer's weights from HBM is the only compute; make HBM fast enough to vanish.
     e = estimate(wl, "fred-d", samples_per_replica=1, npu=NPU(hbm_bandwidth=1e18))
-    t = 2 * P / (18 * 128e9)
+    t = 2 * P / (18 * 128e9 * 8 / 9)
     assert e.time == pytest.approx(2 * N * t, rel=0.01)
     assert e.breakdown["weights"] == pytest.approx(e.time, rel=1e-4)
 

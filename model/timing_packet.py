@@ -1,0 +1,161 @@
+"""What packet mode costs, as a timing card states it: measured values, or defaults derived
+from the packet format and the circuit timing until co-simulation measures them.
+
+A timing card (model/timing_card.py) may carry these optional fields; each one it lacks is
+*derived* here, and reported as derived (``PacketCosts.derived``, the card's JSON ``derived``
+object). The packet co-simulation fills measured values into the same fields.
+
+=================  ==========================================================================
+field              meaning
+=================  ==========================================================================
+packet_flits       payload flits of a data packet (after its header flit)
+data_depth         packets each data VC of an input port buffers (its credits)
+header_flits       flits of header per data packet (the header is the packet's first flit)
+preempt_cycles     cycles a waiting higher-priority phase waits before it runs: the packet in
+                   flight finishes, the interconnect drains, the slot is copied
+credit_rtt_cycles  cycles from a sender spending a credit to getting it back
+vc_share           fraction of a port's flit rate the served phase's VC gets
+=================  ==========================================================================
+
+Derived defaults (packet format: model/packet/format.py ``PacketFormat``; circuit timing:
+the card's own fields):
+
+* packet_flits, data_depth: ``PacketFormat()``'s (8 payload flits: the paper's 4 KB packets
+  of 512 B flits; 4 packets per data VC).
+* header_flits = 1: every data packet is one header flit followed by its payload
+  (docs/switch-rtl.md, "Packet mode"), so the header overhead is 1 / (packet_flits + 1).
+* preempt_cycles = (header_flits + packet_flits) + latency_cycles + (slot_write_cycles + 1):
+  the switch stops committing at a packet boundary, so the worst packet in flight is a
+  whole data packet (one flit per cycle); then the interconnect drains (its pipeline
+  latency); then the new slot's configuration is copied into the active register, one word
+  per cycle plus one (the control unit's ``n_words + 1``; slot_write_cycles is the number of
+  words of one slot, written one per cycle).
+* credit_rtt_cycles = data_depth * (header_flits + packet_flits): the round trip the
+  design sizes the buffers to cover at full rate (PacketFormat: "4 covers this switch's
+  credit round trip"); an upper bound until measured. A larger measured round trip throttles
+  a VC to buffer / round trip (``credit_rate``).
+* vc_share = 1.0: the interconnect serves one phase at a time, and that phase's VC alone
+  streams through it; control packets (ACK/NACK, one flit between any two data flits when
+  there is one) are neglected: a cumulative ACK every 16 data packets is < 1 % of a link
+  (fred-reference.md section 2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from fredfab.model.packet.format import PacketFormat
+
+#: The optional packet-mode fields of a timing card, in JSON order.
+PACKET_FIELDS = (
+    "packet_flits",
+    "data_depth",
+    "header_flits",
+    "preempt_cycles",
+    "credit_rtt_cycles",
+    "vc_share",
+)
+
+#: One line per field: what it means (tables, --help, the card's documentation).
+MEANINGS = {
+    "packet_flits": "payload flits of a data packet, after its header flit",
+    "data_depth": "packets each data VC of an input port buffers (its credits)",
+    "header_flits": "header flits per data packet",
+    "preempt_cycles": "cycles a waiting higher-priority phase waits for the switch",
+    "credit_rtt_cycles": "cycles from spending a credit to getting it back",
+    "vc_share": "fraction of a port's flit rate the served phase's VC gets",
+}
+
+#: Integer fields, and the bounds a card's value must respect.
+_INTS = {"packet_flits": (1, 64), "data_depth": (1, 15), "header_flits": (0, 64)}
+
+
+class PacketCostError(ValueError):
+    """A packet-mode field of a timing card out of its range."""
+
+
+@dataclass(frozen=True)
+class PacketCosts:
+    """The packet-mode costs that apply: every field resolved, ``derived`` naming those that
+    were not given (so derived, see the module docstring)."""
+
+    packet_flits: int
+    data_depth: int
+    header_flits: int
+    preempt_cycles: float
+    credit_rtt_cycles: float
+    vc_share: float
+    derived: tuple[str, ...] = ()
+
+    @property
+    def data_packet_flits(self) -> int:
+        """Flits of a data packet on the link: header + payload."""
+        return self.header_flits + self.packet_flits
+
+    @property
+    def header_overhead(self) -> float:
+        """Share of a link's flits that are headers: 1/(packet_flits+1) by default."""
+        return self.header_flits / self.data_packet_flits
+
+    @property
+    def credit_rate(self) -> float:
+        """Fraction of line rate the credits allow one VC: 1 while the buffer (data_depth
+        packets) covers the credit round trip, buffer / round trip beyond."""
+        cover = self.data_depth * self.data_packet_flits
+        return min(1.0, cover / self.credit_rtt_cycles)
+
+    @property
+    def payload_fraction(self) -> float:
+        """Fraction of a port's line rate that carries payload of the served phase."""
+        return self.vc_share * (1.0 - self.header_overhead) * self.credit_rate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in PACKET_FIELDS} | {
+            "header_overhead": self.header_overhead,
+            "payload_fraction": self.payload_fraction,
+            "derived": list(self.derived),
+        }
+
+
+def check_packet_field(name: str, value: Any) -> None:
+    """Raise PacketCostError unless ``value`` is allowed for the card field ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PacketCostError(f"timing card field {name!r} must be a number, got {value!r}")
+    if name in _INTS:
+        lo, hi = _INTS[name]
+        if not isinstance(value, int) or not lo <= value <= hi:
+            raise PacketCostError(
+                f"timing card field {name!r} must be an integer in [{lo}, {hi}], got {value!r}"
+            )
+    elif not math.isfinite(value) or value < 0:
+        raise PacketCostError(f"timing card field {name!r} must be a finite number >= 0")
+    elif name == "credit_rtt_cycles" and value == 0:
+        raise PacketCostError("timing card field 'credit_rtt_cycles' must be > 0")
+    elif name == "vc_share" and not 0 < value <= 1:
+        raise PacketCostError(f"timing card field 'vc_share' must be in (0, 1], got {value!r}")
+
+
+def derive_packet_costs(
+    given: dict[str, Any], latency_cycles: float, slot_write_cycles: float
+) -> PacketCosts:
+    """The costs with every field of ``given`` that is None (or absent) derived from the
+    packet format and the card's circuit timing (module docstring)."""
+    fmt = PacketFormat()
+    v = {f: given.get(f) for f in PACKET_FIELDS}
+    derived = tuple(f for f in PACKET_FIELDS if v[f] is None)
+    if v["packet_flits"] is None:
+        v["packet_flits"] = fmt.packet_flits
+    if v["data_depth"] is None:
+        v["data_depth"] = fmt.data_depth
+    if v["header_flits"] is None:
+        v["header_flits"] = 1
+    packet = v["header_flits"] + v["packet_flits"]
+    if v["preempt_cycles"] is None:
+        v["preempt_cycles"] = packet + latency_cycles + slot_write_cycles + 1
+    if v["credit_rtt_cycles"] is None:
+        v["credit_rtt_cycles"] = v["data_depth"] * packet
+    if v["vc_share"] is None:
+        v["vc_share"] = 1.0
+    return PacketCosts(**v, derived=derived)

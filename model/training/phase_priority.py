@@ -1,0 +1,247 @@
+"""Overlapping MP, PP and DP communication on FRED switches: one phase at a time, by priority.
+
+Without this rule every collective of a training iteration is timed as if alone
+(fredfab.model.training.iteration). A FRED switch in packet mode (docs/switch-rtl.md,
+"Packet mode") serves one phase at a time: the phase of the highest priority ready, MP > PP
+> DP (fred-reference.md section 2), moving to it at a packet boundary; the preempted phase
+keeps its packets and resumes after. ``prioritise`` applies that rule to a task graph
+(fredfab.model.training.timeline) and returns the same graph with stretched durations:
+
+* MP runs at its own speed: a lower class never slows it.
+* A PP part makes no progress while an MP part runs on a switch it uses; a DP part none
+  while an MP or a PP part does. So PP is stretched by the MP time overlapping it and DP by
+  the MP and PP time, and the switch's busy time is conserved.
+* Each interruption (a part that was progressing stopped by a higher class) costs the
+  preempted part ``PhaseRule.preempt_s``: the switch finishes the packet in flight, drains
+  and copies the new slot (timing card ``preempt_cycles``) before the higher class runs.
+  Charging it to the preempted part, not the preempting one, keeps MP independent of lower
+  classes; it is nanoseconds against collectives of microseconds and more.
+* Every communication part on a FRED fabric carries packets, a header flit per
+  ``packet_flits`` payload flits: its time is divided by ``PhaseRule.payload_fraction``
+  (1 - the header overhead, by the timing card's packet costs), whether it overlaps or not.
+  This applies to the I/O parts (inputs, weights) too, which cross the same switches.
+
+Assumptions (the simplest behaviour consistent with the design; docs/training-model.md):
+
+* A part uses the switches on the tree routes among the members of each of its groups
+  (``tree_switches``); two parts compete only when those sets intersect, and a part is
+  stopped when *any* switch it uses serves a higher class (a collective's pipelined steps
+  move at the pace of its slowest switch). A running part holds its switches for its class
+  even while a higher class stops it elsewhere: a switch keeps serving the phase whose packets
+  it holds.
+* Parts of one class do not stop each other: the switch serves one phase, i.e. one VC and
+  one configuration slot, and the concurrent flows of a class (e.g. the MP groups of all
+  stages) are routed into one configuration, as the paper's placement allows; today's model
+  already times them as independent collectives.
+* I/O parts (``input``, ``weights``) and compute are neither stopped nor stop others: the
+  design gives I/O traffic no data VC of its own.
+* The task graph keeps its order: a task starts when its resource and its dependencies are
+  done, exactly as before; only durations change (every communication part by the header,
+  PP and DP parts also by their waits and preemptions). The breakdown's
+  "what if this kind were free" counterfactuals reuse the stretched durations.
+
+Applied by fredfab.sim.engines.training on fabrics with FRED switches only; the mesh is
+untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fredfab.model.packet.format import PRIORITY as VC_PRIORITY
+from fredfab.model.packet.format import VC_NAMES
+from fredfab.model.training.timeline import Task, Timeline
+
+if TYPE_CHECKING:
+    from fredfab.model.system.fabric import SwitchTiming
+
+#: Phase classes, highest priority first: the packet format's VC priority, MP > PP > DP.
+PRIORITY: tuple[str, ...] = tuple(VC_NAMES[vc] for vc in VC_PRIORITY)
+#: Categories of communication that cross FRED switches (every one but compute).
+COMM = ("mp", "pp", "dp", "input", "weights")
+_RANK = {c: k for k, c in enumerate(PRIORITY)}
+#: Finishing tolerance of the event loop (seconds): parts whose remaining work is below it
+#: end together (float residues of equal durations).
+_EPS = 1e-15
+
+
+@dataclass(frozen=True)
+class PhaseRule:
+    """The switch's rule in seconds: what a preemption costs the preempted phase and what
+    fraction of a link carries payload (timing card packet costs, SwitchTiming)."""
+
+    #: Seconds lost by a phase each time a higher one preempts it (preempt_cycles / clock).
+    preempt_s: float = 0.0
+    #: Payload share of a link: 1 - header_flits / (header_flits + packet_flits), times the
+    #: VC share and the credit rate. 1.0 = no header cost (the rule's ordering alone).
+    payload_fraction: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.preempt_s >= 0:
+            raise ValueError(f"preempt_s must be >= 0, got {self.preempt_s}")
+        if not 0 < self.payload_fraction <= 1:
+            raise ValueError(f"payload_fraction must be in (0, 1], got {self.payload_fraction}")
+
+    @classmethod
+    def from_timing(cls, timing: SwitchTiming) -> PhaseRule:
+        """The rule of a fabric's SwitchTiming (its card's packet costs, its clock)."""
+        return cls(timing.preempt_time, timing.card.packet_costs.payload_fraction)
+
+
+@dataclass(frozen=True)
+class Prioritised:
+    """The task graph with stretched durations, and per task the seconds each of its parts
+    waited for higher classes and how often it was preempted."""
+
+    timeline: Timeline
+    waited: tuple[tuple[float, ...], ...]
+    preemptions: tuple[int, ...]
+
+
+def tree_switches(parent: Sequence[int], is_switch: Callable[[int], bool]):
+    """``switches(group)`` for a tree fabric: the switches on the routes among the group's
+    members (up from each to their lowest common ancestor)."""
+
+    def switches(group: tuple[int, ...]) -> frozenset[int]:
+        if not group:
+            return frozenset()
+        paths = []
+        for u in group:
+            p, v = [], u
+            while v >= 0:
+                p.append(v)
+                v = parent[v]
+            paths.append(p[::-1])  # root first
+        common = 0
+        while all(len(p) > common and p[common] == paths[0][common] for p in paths):
+            common += 1
+        # The lowest common ancestor is paths[0][common - 1]; keep it and everything below.
+        out = {v for p in paths for v in p[common - 1 :] if is_switch(v)}
+        return frozenset(out)
+
+    return switches
+
+
+def prioritise(
+    tl: Timeline,
+    rule: PhaseRule,
+    switches: Callable[[tuple[int, ...]], frozenset],
+) -> Prioritised:
+    """``tl`` with the switch's rule applied (module docstring). ``switches(group)`` gives
+    the switches a group's communication uses.
+
+    An event-driven run of the graph: at every instant each running part is either served
+    (progresses) or stopped by a running part of a higher class on a shared switch. The
+    stretch of a part is the time it was stopped plus one ``preempt_s`` per interruption;
+    the returned graph has the durations plus stretch, so its ordinary schedule gives the
+    start and end times of this run."""
+    n = len(tl.tasks)
+    scale = 1.0 / rule.payload_fraction
+    durs = [[d * scale if c in COMM and scale != 1.0 else d for c, d in t.parts] for t in tl.tasks]
+    waited = [[0.0] * len(t.parts) for t in tl.tasks]
+    hits = [0] * n
+    ranked_classes = {c for t in tl.tasks for c, d in t.parts if d > 0 and c in _RANK}
+    if len(ranked_classes) > 1:  # with one class nothing waits: skip the event-driven run
+        _run(tl, rule, switches, durs, waited, hits)
+    # The same graph with the new durations (copied directly: the tasks were checked on add).
+    out = Timeline()
+    out.tasks = [
+        Task(
+            task.name,
+            task.resource,
+            tuple((c, d + w) for (c, _), d, w in zip(task.parts, durs[t], waited[t], strict=True)),
+            task.where,
+        )
+        for t, task in enumerate(tl.tasks)
+    ]
+    out.deps = [list(d) for d in tl.deps]
+    out.queue.update((r, list(q)) for r, q in tl.queue.items())
+    return Prioritised(out, tuple(map(tuple, waited)), tuple(hits))
+
+
+def _run(tl: Timeline, rule: PhaseRule, switches, durs, waited, hits) -> None:
+    """The event-driven run of ``prioritise``: fills ``waited`` and ``hits`` in place."""
+    n = len(tl.tasks)
+    memo: dict[tuple, frozenset] = {}
+
+    def used(t: int) -> frozenset:
+        where = tl.tasks[t].where
+        if where not in memo:
+            memo[where] = frozenset().union(*(switches(g) for g in where))
+        return memo[where]
+
+    prev = [-1] * n
+    for q in tl.queue.values():
+        for a, b in zip(q, q[1:], strict=False):
+            prev[b] = a
+    succ: list[list[int]] = [[] for _ in range(n)]
+    pending = [0] * n
+    for t in range(n):
+        for p in [*tl.deps[t], *([prev[t]] if prev[t] >= 0 else [])]:
+            succ[p].append(t)
+            pending[t] += 1
+    part = [0] * n  # current part of a running task
+    rem = [0.0] * n  # its remaining work
+    served = [False] * n  # it progressed in the last step (an interruption costs then)
+    running: set[int] = set()
+    done = 0
+
+    def begin(t: int) -> list[int]:
+        """Start task t now; returns the tasks that end at once (all parts empty)."""
+        part[t], rem[t], served[t] = 0, durs[t][0] if durs[t] else 0.0, False
+        running.add(t)
+        return _skip_empty(t)
+
+    def _skip_empty(t: int) -> list[int]:
+        while rem[t] <= _EPS:
+            part[t] += 1
+            served[t] = False
+            if part[t] >= len(durs[t]):
+                running.discard(t)
+                return [t]
+            rem[t] = durs[t][part[t]]
+        return []
+
+    def finish(ended: list[int]) -> None:
+        nonlocal done
+        while ended:
+            t = ended.pop()
+            done += 1
+            for u in succ[t]:
+                pending[u] -= 1
+                if pending[u] == 0:
+                    ended.extend(begin(u))
+
+    finish([e for t in range(n) if pending[t] == 0 for e in begin(t)])
+    while running:
+        cls = {t: tl.tasks[t].parts[part[t]][0] for t in running}
+        ranked = [t for t in running if cls[t] in _RANK]
+        blocked = {
+            t
+            for t in ranked
+            if cls[t] != PRIORITY[0]
+            and any(_RANK[cls[u]] < _RANK[cls[t]] and used(u) & used(t) for u in ranked)
+        }
+        for t in blocked:
+            if served[t]:  # preempted while progressing: the switch-over is its cost
+                rem[t] += rule.preempt_s
+                waited[t][part[t]] += rule.preempt_s
+                hits[t] += 1
+                served[t] = False
+        moving = [t for t in running if t not in blocked]
+        dt = min(rem[t] for t in moving)
+        for t in blocked:
+            waited[t][part[t]] += dt
+        ended: list[int] = []
+        for t in moving:
+            rem[t] -= dt
+            served[t] = True
+            if rem[t] <= _EPS:
+                rem[t] = 0.0
+                ended.extend(_skip_empty(t))
+        finish(ended)
+    if done != n:
+        stuck = [tl.tasks[t].name for t in range(n) if pending[t] > 0][:5]
+        raise RuntimeError(f"task graph has a cycle (e.g. {stuck})")
