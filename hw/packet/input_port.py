@@ -25,8 +25,12 @@ Data VC reader, one per VC, three states:
   dropping, slots are filled without waiting for ``o``. The final slot returns the
   packet's credit: all of its flits have left the FIFO by then.
 
-A packet whose remaining flits were lost and after which nothing arrives on its VC waits
-in BODY until the next flit of that VC shows where it ended.
+Limits of repair, from the format: a packet whose remaining flits were lost and after
+which nothing arrives on its VC waits in BODY until the next flit of that VC shows where it
+ended, and the credits of packets lost whole come back only with a later head of their VC
+(the link has no timeout). Body flits carry no packet number, so a packet that lost its
+whole body, followed by a packet that lost its head, takes that packet's body as its own
+without a bad flit (``packet_flits + 1`` flits lost in a row on one VC).
 
 Control VC reader: every control flit is one packet and returns one credit; a head flit's
 ``pkt`` returns gap credits as above; a good head flit is offered on ``ctrl`` (its header),
@@ -45,7 +49,7 @@ After reset the port expects ``pkt = 0`` first on every VC (``last_pkt`` starts 
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
@@ -104,7 +108,7 @@ class CreditQueue(wiring.Component):
         return m
 
 
-def _gap(pkt, last_pkt):
+def _gap(pkt: Value, last_pkt: Value) -> Value:
     """Packets lost whole between two heads of a VC, from their ``pkt`` counters."""
     return (pkt - last_pkt - 1)[:PKT_BITS]
 
@@ -157,7 +161,7 @@ class DataReader(wiring.Component):
             self.o.valid.eq(streams & (pad | take)),
             self.o.payload.data.eq(Mux(take, f.data, 0)),
             self.o.payload.last.eq(final),
-            self.o.payload.bad.eq(pad | (f.bad | (final & ~f.last))),
+            self.o.payload.bad.eq(pad | f.bad | (final & ~f.last)),
             self.o.payload.seq.eq(self.head.header.seq),
             self.o.payload.src.eq(self.head.header.src),
         ]
@@ -271,7 +275,7 @@ class InputPort(wiring.Component):
                 m.d.sync += self.overflow.eq(1)
 
         # --- readers and credits ---
-        def connect(fifo: SyncFIFO | SyncFIFOBuffered, reader) -> None:
+        def connect(fifo: SyncFIFO | SyncFIFOBuffered, reader: DataReader | ControlReader) -> None:
             m.d.comb += [
                 reader.i.valid.eq(fifo.r_rdy),
                 reader.i.payload.eq(fifo.r_data),
