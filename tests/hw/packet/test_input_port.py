@@ -16,6 +16,7 @@ from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.format import (
     DATA_VCS,
+    STOMP,
     VC_CTRL,
     VC_DP,
     VC_MP,
@@ -216,12 +217,18 @@ def test_bad_crc_head_drops_its_packet_and_returns_its_credit():
 
 
 def test_bad_crc_body_flit_is_forwarded_marked_bad():
+    """A flipped bit, and a stomped CRC (an upstream switch forwarding a flit it knew was
+    bad): both go on as received, marked bad."""
     (a,) = _two(VC_DP, 1)
     flits = link_flits(a, 0)
     flits[3] = corrupt(flits[3], 63)
+    f = flits[4]
+    flits[4] = LinkFlit(f.data, f.head, f.last, f.vc, f.pkt, f.crc ^ STOMP)
     rec = _run_script(flits)
+    h = a.header
     want = clean_out(a)
-    want[2] = OutFlit(a.payload[2] ^ (1 << 63), 0, 1, a.header.seq, a.header.src)
+    want[2] = OutFlit(a.payload[2] ^ (1 << 63), 0, 1, h.seq, h.src)
+    want[3] = OutFlit(a.payload[3], 1, 1, h.seq, h.src)
     assert rec.out == want
 
 
@@ -244,6 +251,20 @@ def test_control_packets_good_offered_bad_dropped_each_one_credit():
     assert rec.ctrl == [a.header, c.header, d.header]
     assert rec.credits_of(VC_CTRL) == 5
     assert rec.out == [] and not rec.overflow
+
+
+def test_a_data_head_carrying_last_is_a_packet_of_padding():
+    """No conforming sender makes one (a data packet has ``packet_flits >= 1`` payload
+    flits); the port keeps one packet in, one packet out all the same."""
+    a, b = _two()
+    head = link_flits(a, 0)[0]
+    lone = LinkFlit(head.data, True, True, head.vc, head.pkt, head.crc)
+    rec = _run_script([lone, *link_flits(b, 1)])
+    h = a.header
+    assert rec.out == [OutFlit(0, int(k == PF - 1), 1, h.seq, h.src) for k in range(PF)] + (
+        clean_out(b)
+    )
+    assert rec.credits_of(VC_MP) == 2
 
 
 # -- credits and overflow ---------------------------------------------------------------
