@@ -18,23 +18,26 @@ Data VC reader, one per VC, three states:
   drops it (commit wins if both pulse). The first body flit moves in that same cycle, so a
   VC committed at once carries one packet every ``packet_flits + 1`` cycles, the link rate.
 * BODY: fills exactly ``packet_flits`` flit slots, ``last`` on the final one, each with
-  the header's ``seq`` and ``src``. A body flit from the FIFO fills the next slot (bad if
-  its CRC failed, or if it fills the final slot without ``last``: the packet was longer
-  than a packet, so that flit is not its own); a head flit met early, or an earlier
-  ``last``, ends the packet and the remaining slots are padded with zero data, bad. When
-  dropping, slots are filled without waiting for ``o``. The final slot returns the
-  packet's credit: all of its flits have left the FIFO by then.
+  the header's ``seq`` and ``src``. A body flit of the packet (every flit carries its
+  packet's ``pkt``) fills the next slot, bad if its CRC failed, or if it fills the final
+  slot without ``last`` (the sender's framing disagrees with the format; the body flits
+  after it are orphans). A head flit met early, a body flit of another packet (whose head
+  was lost), or an earlier ``last`` ends the packet: the remaining slots are padded with
+  zero data, bad, and the flit that ended it stays for IDLE. When dropping, slots are
+  filled without waiting for ``o``. The final slot returns the packet's credit: all of its
+  flits have left the FIFO by then.
 
 Limits of repair, from the format: a packet whose remaining flits were lost and after
 which nothing arrives on its VC waits in BODY until the next flit of that VC shows where it
 ended, and the credits of packets lost whole come back only with a later head of their VC
-(the link has no timeout). Body flits carry no packet number, so a packet that lost its
-whole body, followed by a packet that lost its head, takes that packet's body as its own
-without a bad flit (``packet_flits + 1`` flits lost in a row on one VC).
+(the link has no timeout).
 
-Control VC reader: every control flit is one packet and returns one credit; a head flit's
-``pkt`` returns gap credits as above; a good head flit is offered on ``ctrl`` (its header),
-a bad or headless one (no conforming sender makes one) is dropped.
+Control VC reader: every control flit is one packet and returns one credit, and its
+``pkt`` returns gap credits as above; a good one is offered on ``ctrl`` (its header), a bad
+one dropped.
+
+These are the reader rules of model/packet/link.py (``LinkReceiver``): the same packets,
+flits, bad flags and credit counts; here a data packet leaves when it is committed.
 
 Credits: credits due in one cycle (a gap and a packet end) are counted per VC and pulsed
 on ``credit[v]`` one per cycle.
@@ -153,8 +156,10 @@ class DataReader(wiring.Component):
         streams = (body & ~dropping) | (wait & self.commit)
         drops = (body & dropping) | (wait & ~self.commit & self.discard)
         final = n == pf - 1
-        pad = ended | (self.i.valid & f.head)
-        take = ~ended & self.i.valid & ~f.head
+        # A flit that is not this packet's next one: a head, or a body flit of another packet.
+        ends = f.head | (f.pkt != last_pkt)
+        pad = ended | (self.i.valid & ends)
+        take = ~ended & self.i.valid & ~ends
         fills = (streams | drops) & (pad | take)
         advance = fills & (drops | self.o.ready)
         m.d.comb += [
@@ -210,18 +215,14 @@ class ControlReader(wiring.Component):
         m = Module()
         f = self.i.payload
         last_pkt = Signal(PKT_BITS, init=(1 << PKT_BITS) - 1)
-        good = f.head & ~f.bad
         m.d.comb += [
-            self.o.valid.eq(self.i.valid & good),
+            self.o.valid.eq(self.i.valid & ~f.bad),
             self.o.payload.eq(f.data[:HEADER_BITS]),
-            self.i.ready.eq(~good | self.o.ready),
+            self.i.ready.eq(f.bad | self.o.ready),
         ]
         with m.If(self.i.valid & self.i.ready):
-            with m.If(f.head):
-                m.d.comb += self.due.eq(_gap(f.pkt, last_pkt) + 1)
-                m.d.sync += last_pkt.eq(f.pkt)
-            with m.Else():
-                m.d.comb += self.due.eq(1)
+            m.d.comb += self.due.eq(_gap(f.pkt, last_pkt) + 1)
+            m.d.sync += last_pkt.eq(f.pkt)
         return m
 
 

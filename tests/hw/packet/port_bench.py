@@ -72,14 +72,14 @@ def _word(rng: np.random.Generator, bits: int) -> int:
 
 
 def link_flits(packet: Packet, pkt: int) -> list[LinkFlit]:
-    """The packet's flits on the link, with good CRCs; ``pkt`` is the sender's counter."""
+    """The packet's flits on the link, with good CRCs; ``pkt``, the sender's packet counter
+    of the VC, on every flit."""
     words = [packet.header.to_bits() | packet.head_pad, *packet.payload]
     n = len(words)
     return [
-        LinkFlit(w, head=k == 0, last=k == n - 1, vc=packet.vc, pkt=pkt if k == 0 else 0,
-                 crc=crc8(w, None))
+        LinkFlit(w, head=k == 0, last=k == n - 1, vc=packet.vc, pkt=pkt, crc=crc8(w, None))
         for k, w in enumerate(words)
-    ]  # fmt: skip
+    ]
 
 
 def corrupt(flit: LinkFlit, bit: int) -> LinkFlit:

@@ -24,6 +24,7 @@ from fredfab.model.packet.format import (
     Header,
     LinkFlit,
     PacketFormat,
+    crc8,
 )
 from tests.hw.adder_harness import lint_verilog
 from tests.hw.packet.port_bench import (
@@ -183,14 +184,32 @@ def test_early_last_ends_the_packet_padded_bad():
 
 
 def test_over_long_packet_marks_its_final_flit_bad():
-    """A's last flit and B's head are lost: A takes B's first body flit into its final slot
-    (marked bad, it is not A's own), B's other body flits are orphans, C is whole."""
+    """A's sender framed one body flit too many (``last`` on the extra one): the final slot
+    holds a flit without ``last``, marked bad, and the extra flit is an orphan."""
+    a, b = _two()
+    flits = link_flits(a, 0)
+    f = flits[-1]
+    flits[-1] = LinkFlit(f.data, f.head, False, f.vc, f.pkt, f.crc)
+    extra = 0x1234_5678_9ABC
+    flits.append(LinkFlit(extra, False, True, f.vc, f.pkt, crc8(extra, None)))
+    rec = _run_script(flits + link_flits(b, 1))
+    h = a.header
+    want_a = clean_out(a)[:-1] + [OutFlit(a.payload[-1], 1, 1, h.seq, h.src)]
+    assert rec.out == want_a + clean_out(b)
+    assert rec.credits_of(VC_MP) == 2
+
+
+@pytest.mark.parametrize("kept", [PF - 1, 0])
+def test_a_body_flit_of_another_packet_ends_the_packet_padded_bad(kept):
+    """A keeps ``kept`` of its body flits, then B's head is lost: B's first body flit
+    carries B's ``pkt``, so it ends A (padded) instead of filling it, and B's body flits
+    are orphans; C is whole."""
     a, b, c = _two(VC_MP, 3)
-    flits = link_flits(a, 0)[:-1] + link_flits(b, 1)[1:] + link_flits(c, 2)
+    flits = link_flits(a, 0)[: 1 + kept] + link_flits(b, 1)[1:] + link_flits(c, 2)
     rec = _run_script(flits)
     h = a.header
-    want_a = clean_out(a)[:-1] + [OutFlit(b.payload[0], 1, 1, h.seq, h.src)]
-    assert rec.out == want_a + clean_out(c)
+    pads = [OutFlit(0, int(k == PF - 1), 1, h.seq, h.src) for k in range(kept, PF)]
+    assert rec.out == clean_out(a)[:kept] + pads + clean_out(c)
     assert [hh for _, hh, _ in rec.decided] == [a.header, c.header]
     assert rec.credits_of(VC_MP) == 3  # A, C, and B through C's pkt gap
 
