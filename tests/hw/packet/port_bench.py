@@ -194,7 +194,7 @@ class CreditSender:
                 flit = corrupt(flit, int(self.rng.integers(0, self.width)))
                 intact = False
             kept.append(flit)
-        self.sent.append(Sent(packet, kept, intact))
+        self.sent.append(Sent(packet, list(kept), intact))
         self.current[vc] = kept
 
     def next(self, credits: list[int]) -> LinkFlit | None:

@@ -379,3 +379,31 @@ def test_verilog_converts_and_lints_clean(params, tmp_path):
     assert "rx__ready" not in text and "module input_port(" in text
     problems = lint_verilog(text, tmp_path)
     assert not problems, "\n".join(problems)
+
+
+# -- against the reference reader -------------------------------------------------------
+
+
+@pytest.mark.parametrize("params,seed", RANDOM_CASES, ids=_id)
+def test_same_packets_and_credits_as_the_reference_reader(params, seed):
+    """model/packet/link.py's ``LinkReceiver`` reading the same flits finds, per VC, the
+    same packets (header, data, bad flags), the same control packets and the same credit
+    counts; every head is committed, so every packet comes out."""
+    link = pytest.importorskip("fredfab.model.packet.link")
+    rng = np.random.default_rng(1000 + seed)
+    queues = {vc: packets(rng, vc, 30, params) for vc in (*DATA_VCS, VC_CTRL)}
+    sender = CreditSender(params, queues, rng.spawn(1)[0], idle=0.2, drop=0.08, flip=0.08)
+    rec = run_port(params, sender, commit_all(), seed=seed, stall=0.3, ctrl_stall=0.3)
+
+    reader = link.LinkReceiver(params.fmt)
+    # The reader works per VC, and each VC's flits went out in this order.
+    events = [e for s in sender.sent for f in s.flits for e in reader.push(f)]
+    pairs = list(zip(committed(rec), rec.packets(params.fmt.packet_flits), strict=True))
+    for vc in DATA_VCS:
+        want = [(e.header, e.flits) for e in events if isinstance(e, link.Packet) and e.vc == vc]
+        got = [(h, [(f.data, bool(f.bad)) for f in out]) for (v, h), out in pairs if v == vc]
+        assert got == want, f"vc {vc}"
+    assert rec.ctrl == [e.header for e in events if isinstance(e, link.Control)]
+    for vc in (*DATA_VCS, VC_CTRL):
+        n = sum(e.n for e in events if isinstance(e, link.Credit) and e.vc == vc)
+        assert rec.credits_of(vc) == n, f"vc {vc}"
