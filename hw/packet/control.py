@@ -210,7 +210,9 @@ class PacketControl(wiring.Component):
         for p in range(P):
             for v in range(V):
                 dst = hd[p][v].header.dst
-                m.d.comb += uround[p][v].eq(Mux(dst >= p, dst - p, dst + P - p))
+                # Port 0's round is its destination (a `dst >= 0` test would be constant).
+                r = dst if p == 0 else Mux(dst >= p, dst - p, dst + P - p)
+                m.d.comb += uround[p][v].eq(r)
         # rounds_waiting[v]: bit r = some port has a unicast head of VC v for round r.
         rounds_waiting = [Signal(P, name=f"rounds_waiting_v{v}") for v in range(V)]
         for v in range(V):

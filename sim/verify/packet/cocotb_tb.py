@@ -49,8 +49,8 @@ class CocotbPins:
 
     def __init__(self, dut: Any, manifest: dict) -> None:
         links, credits = manifest["links"], manifest["credits"]
-        self.rx = [(getattr(dut, n["payload"]), getattr(dut, n["valid"])) for n in links["rx"]]
-        self.tx = [(getattr(dut, n["payload"]), getattr(dut, n["valid"])) for n in links["tx"]]
+        self._rx = [(getattr(dut, n["payload"]), getattr(dut, n["valid"])) for n in links["rx"]]
+        self._tx = [(getattr(dut, n["payload"]), getattr(dut, n["valid"])) for n in links["tx"]]
         self.rx_credits = [getattr(dut, n) for n in credits["rx_credit"]]
         self.tx_credits = [getattr(dut, n) for n in credits["tx_credit"]]
         st = manifest["streams"]
@@ -74,20 +74,21 @@ class CocotbPins:
 
     @staticmethod
     def read(handle: Any) -> int:
+        value = handle.value
         try:
-            return handle.value.to_unsigned()
+            return value.to_unsigned() if hasattr(value, "to_unsigned") else int(value)
         except ValueError:
             raise AssertionError(f"{handle._name} is {handle.value} (X or Z)") from None
 
     def tx(self, port: int) -> int | None:
-        payload, valid = self.tx[port]
+        payload, valid = self._tx[port]
         return self.read(payload) if self.read(valid) else None
 
     def rx_credit(self, port: int) -> int:
         return self.read(self.rx_credits[port])
 
     def drive(self, port: int, flit: int | None, tx_credit: int) -> None:
-        payload, valid = self.rx[port]
+        payload, valid = self._rx[port]
         self.put(valid, int(flit is not None))
         if flit is not None:
             self.put(payload, flit)
@@ -124,7 +125,7 @@ class CocotbPins:
 
     async def reset(self) -> None:
         Clock(self.clk, 10, unit="ns").start()
-        for p in range(len(self.rx)):
+        for p in range(len(self._rx)):
             self.drive(p, None, 0)
         self.idle_config()
         self.put(self.rst, 1)
@@ -152,14 +153,23 @@ async def run_scenario(dut: Any, scenario: PacketScenario) -> LoopResult:
     return await run_loop(pins, scenario, traffic, fmt, data_bits)
 
 
+def _write_report() -> None:
+    path = os.environ.get(REPORT_ENV)
+    if path:
+        Path(path).write_text(json.dumps(REPORT, indent=1))
+
+
 def _register(scenario: PacketScenario):
     async def test(dut) -> None:
         t0 = time.perf_counter()
-        result = await run_scenario(dut, scenario)
+        try:
+            result = await run_scenario(dut, scenario)
+        except Exception as exc:  # the bench itself failed: report it, then fail the test
+            REPORT[scenario.name] = {"passed": False, "errors": [f"{type(exc).__name__}: {exc}"]}
+            _write_report()
+            raise
         REPORT[scenario.name] = result_dict(result, time.perf_counter() - t0)
-        path = os.environ.get(REPORT_ENV)
-        if path:
-            Path(path).write_text(json.dumps(REPORT, indent=1))
+        _write_report()
         assert result.passed, "; ".join(result.errors[:5])
 
     test.__name__ = test.__qualname__ = scenario.name

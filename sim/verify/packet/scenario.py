@@ -70,9 +70,10 @@ class PacketScenario:
     seed: int = 1
     links: LinkHostility = field(default_factory=LinkHostility)
     #: Go-Back-N: packets in flight per stream, and the cycles without progress after which
-    #: a sender rewinds / a receiver repeats its NACK. The window covers the credit loop of
-    #: one switch; the timeouts are a few packet round trips (docs/cosim.md).
-    window: int = 8
+    #: a sender rewinds / a receiver repeats its NACK. Receivers ACK every 16 packets (the
+    #: paper's rule), so a window of twice that keeps a sender busy between two ACKs; the
+    #: timeouts are a few packet round trips (docs/cosim.md).
+    window: int = 32
     sender_timeout: int = 600
     receiver_timeout: int = 400
     max_cycles: int = 200_000
