@@ -179,7 +179,6 @@ class PacketControl(wiring.Component):
             [
                 [
                     hd[p][v].valid
-                    & ~self.in_busy[p]  # the port's previous packet is still streaming
                     & (hd[p][v].header.index == k)
                     & (hd[p][v].header.vc == DATA_VCS[v])
                     & match[p][v]

@@ -104,10 +104,10 @@ class Npu:
         self.stats = EndpointStats()
         self.first_delivery: dict[tuple, int] = {}
         self.last_delivery: dict[tuple, int] = {}
-        # Credit round trips: when each packet's last flit left, per VC in order, and the
-        # cycles until its credit came back (meaningful on a link without faults).
+        # Credit round trips: when each packet's head left, per VC in order, and the cycles
+        # until its credit came back (meaningful on a link without faults).
         self._sent_at: list[deque[int]] = [deque() for _ in range(N_VCS)]
-        self.credit_rtts: list[int] = []
+        self.credit_rtts: list[tuple[int, int]] = []  # (vc, cycles)
 
     @property
     def done(self) -> bool:
@@ -121,7 +121,7 @@ class Npu:
             if (rx_credits >> vc) & 1:
                 self.link_out.credit(vc)
                 if self._sent_at[vc]:
-                    self.credit_rtts.append(now - self._sent_at[vc].popleft())
+                    self.credit_rtts.append((vc, now - self._sent_at[vc].popleft()))
         if rx is not None:
             for event in self.link_in.push(rx):
                 self._event(now, event)
@@ -173,7 +173,7 @@ class Npu:
 
     def _send(self, now: int) -> LinkFlit | None:
         flit = self._next_flit(now)
-        if flit is not None and flit.last:
+        if flit is not None and flit.head:  # the packet's credit is spent with its head
             self._sent_at[flit.vc].append(now)
         return flit
 

@@ -3,6 +3,7 @@ retransmissions, faults, phase changes."""
 
 from __future__ import annotations
 
+from fredfab.model.packet.format import VC_CTRL
 from fredfab.sim.verify.packet.loop import LoopResult
 
 REPORT_ENV = "FRED_PACKET_REPORT"
@@ -27,10 +28,21 @@ def result_dict(result: LoopResult, wall_seconds: float) -> dict:
         "faults": result.faults,
         "reconfiguring_cycles": result.reconfiguring_cycles,
         "phases": [[c.cycle, c.vc, c.index] for c in result.phases],
+        # Per receiving stream "port:(vc, index, src)": first and last delivery cycle, packets.
         "deliveries": {
-            f"{n.port}:{key}": [n.first_delivery.get(key), n.last_delivery.get(key)]
+            f"{n.port}:{key}": [n.first_delivery.get(key), n.last_delivery.get(key), len(r.got)]
             for n in npus
-            for key in n.receivers
+            for key, r in n.receivers.items()
         },
+        # Data VCs: a control packet is one flit and returns its credit sooner.
+        "credit_rtt": _summary([t for n in npus for vc, t in n.credit_rtts if vc != VC_CTRL]),
         "wall_seconds": round(wall_seconds, 3),
     }
+
+
+def _summary(values: list[int]) -> dict | None:
+    """min / median / max / count of cycle counts (None when there are none)."""
+    if not values:
+        return None
+    v = sorted(values)
+    return {"min": v[0], "median": v[len(v) // 2], "max": v[-1], "n": len(v)}
