@@ -79,7 +79,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timing-card",
         action="store_true",
-        help="also measure the timing card and write build/timing/<variant>.json",
+        help="also measure the timing card and write build/timing/<variant>.json; its packet "
+        "costs (preemption, credit round trip, header, per-VC share) come from co-simulating "
+        "the packet-mode switch of the same parameters when packet mode supports them",
     )
     p.add_argument(
         "--inject-error",
@@ -129,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
     if args.timing_card and result.passed:
         from fredfab.sim.verify.timing import measure_timing_card
 
-        card = measure_timing_card(params, args.sim, root=args.root, seed=args.seed)
+        card = measure_timing_card(
+            params, args.sim, root=args.root, seed=args.seed, packet_costs=_packet_able(params)
+        )
     if args.json:
         out = {
             "sim": args.sim,
@@ -181,3 +185,15 @@ def _corrupt(scenario: Scenario) -> None:
             flits[len(flits) // 2] = (data ^ 1, last)
             return
     raise ValueError("the scenario expects no flit to corrupt")
+
+
+def _packet_able(params) -> bool:
+    """Whether the packet-mode switch of these parameters exists (hw/packet/params.py), so the
+    card can carry its measured costs; otherwise they stay derived."""
+    from fredfab.hw.packet.params import PacketParams
+
+    try:
+        PacketParams(params)
+    except ValueError:
+        return False
+    return True

@@ -199,11 +199,15 @@ def measure_timing_card(
     out_dir: Path = TIMING_DIR,
     root: Path = cosim.DEFAULT_ROOT,
     seed: int = 1,
+    packet_costs: bool = False,
 ) -> Path:
     """Measure the variant on ``sim`` and write its card to ``out_dir/<variant>.json``.
 
+    With ``packet_costs`` the packet-mode switch of the same parameters is co-simulated too
+    (fredfab.sim.verify.packet.timing) and its measured costs fill the card's packet fields.
     Returns the card's path. The full measurements are written to
-    ``root/timing/<sim>/<variant>.json``. Raises CosimError if any output flit mismatched.
+    ``root/timing/<sim>/<variant>.json`` (and ``<variant>.packet.json``). Raises CosimError
+    if any output flit mismatched or any delivery failed its check.
     """
     m = measure_timing(params, sim, root, seed)
     card = m.card(params)
@@ -214,6 +218,12 @@ def measure_timing_card(
     details = Path(root) / "timing" / sim / f"{params.name}.json"
     details.parent.mkdir(parents=True, exist_ok=True)
     _write_atomically(details, json.dumps(asdict(m), indent=1) + "\n")
+    if packet_costs:
+        from fredfab.hw.packet.params import PacketParams
+        from fredfab.sim.verify.packet.timing import add_packet_costs, measure_packet_costs
+
+        pm = measure_packet_costs(PacketParams(params), sim, root)
+        add_packet_costs(path, pm, details.with_suffix(".packet.json"))
     return path
 
 

@@ -11,6 +11,7 @@ on both simulators, and a flit counts as sent exactly when the RTL's state says 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -78,7 +79,11 @@ async def run_loop(
     traffic: PacketTraffic,
     fmt: PacketFormat,
     data_bits: int,
+    trace: Callable[..., None] | None = None,
 ) -> LoopResult:
+    """Run ``scenario``. ``trace(cycle, drives, seen, phase)``, when given, sees every
+    cycle: per port what the NPU drove (rx flit bits or None, tx credits) and what the switch
+    drove (tx flit bits or None, rx credits), and (phase valid, vc, index, reconfiguring)."""
     ports = len(traffic.sends)
     links = scenario.links
     npus = [
@@ -116,6 +121,8 @@ async def run_loop(
         seen = [(pins.tx(p), pins.rx_credit(p)) for p in range(ports)]
         valid, vc, index, reconf = pins.phase()
         await pins.edge()
+        if trace is not None:
+            trace(now, list(drives), seen, (valid, vc, index, reconf))
         result.reconfiguring_cycles += reconf
         if valid and not reconf and (vc, index) != last_phase:
             result.phases.append(PhaseChange(now, vc, index))

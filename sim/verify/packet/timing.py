@@ -7,10 +7,9 @@ Three scenarios on an otherwise idle switch, no faults, no backpressure:
   (payload flits per cycle between their first and last delivery) is what one phase gets;
   the gap to 1 is the header flit and any bubble of the switch. The NPUs' credit round trips
   (head flit sent to credit back; the shortest, a packet that found the switch idle, since
-  the others include queueing behind earlier packets) give ``credit_rtt_cycles``; the
-  cycles per packet that
-  carry no payload (``packet_flits / rate - packet_flits``: the header flit, and any bubble
-  the switch adds) give ``header_flits``.
+  the others include queueing behind earlier packets) give ``credit_rtt_cycles``; the cycles
+  per packet that carry no payload (``packet_flits / rate - packet_flits``: the header flit,
+  and any bubble the switch adds) give ``header_flits``.
 * ``competing``: the same MP phase and a DP phase (All-Reduce over every port) start
   together. Per VC: the payload rate while both have packets waiting. The served phase's
   rate against its rate alone is ``vc_share``.

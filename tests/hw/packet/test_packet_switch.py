@@ -11,6 +11,7 @@ import pytest
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.format import UNICAST_INDEX, VC_DP, VC_MP, VC_PP, PacketFormat
+from fredfab.sim.verify.packet.amaranth_sim import run_switch
 from fredfab.sim.verify.packet.scenario import LinkHostility, PacketPhase, PacketScenario
 from fredfab.sim.verify.packet.scenarios import (
     DP_SLOT,
@@ -21,7 +22,6 @@ from fredfab.sim.verify.packet.scenarios import (
     pp_flows,
     three_phases,
 )
-from tests.hw.packet.switch_harness import run_switch
 
 P = 4
 PARAMS = PacketParams(SwitchParams(P, lanes=4, dtype="bf16"), PacketFormat(packet_flits=4))

@@ -1,5 +1,6 @@
-"""The packet switch in the Amaranth simulator under the bench loop
-(fredfab.sim.verify.packet.loop), with NPU endpoints on every port."""
+"""The packet switch in the Amaranth simulator under the bench loop (loop.py), with NPU
+endpoints on every port: no Verilog, no build, the same checks as the cocotb bench (the
+whole-switch tests in tests/hw/packet use it, and so does the preemption diagram)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ class AmaranthPins:
         await self.ctx.tick()
 
 
-def run_switch(params: PacketParams, scenario: PacketScenario) -> LoopResult:
+def run_switch(params: PacketParams, scenario: PacketScenario, trace=None) -> LoopResult:
+    """Run ``scenario`` on the switch of ``params``; ``trace`` as in loop.run_loop."""
     s = params.switch
     traffic = build_traffic(
         scenario,
@@ -74,9 +76,8 @@ def run_switch(params: PacketParams, scenario: PacketScenario) -> LoopResult:
     out: list[LoopResult] = []
 
     async def tb(ctx) -> None:
-        out.append(
-            await run_loop(AmaranthPins(dut, ctx), scenario, traffic, params.fmt, s.data_width)
-        )
+        pins = AmaranthPins(dut, ctx)
+        out.append(await run_loop(pins, scenario, traffic, params.fmt, s.data_width, trace))
 
     sim.add_testbench(tb)
     sim.run()
