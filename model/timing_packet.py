@@ -107,9 +107,22 @@ class PacketCosts:
         return min(1.0, cover / self.credit_rtt_cycles)
 
     @property
+    def header_payload_fraction(self) -> float:
+        """Fraction of a link's flits that carry payload, headers aside: 1 - header_overhead
+        (8/9 by default). Every fabric's links carry these packets, so the training model
+        charges this share to every fabric (fredfab.model.training.packet_rate)."""
+        return 1.0 - self.header_overhead
+
+    @property
+    def switch_fraction(self) -> float:
+        """Fraction of a port's rate a FRED switch gives the served phase's VC: the VC share
+        times the credit rate (1.0 by default); the switch's own part of payload_fraction."""
+        return self.vc_share * self.credit_rate
+
+    @property
     def payload_fraction(self) -> float:
         """Fraction of a port's line rate that carries payload of the served phase."""
-        return self.vc_share * (1.0 - self.header_overhead) * self.credit_rate
+        return self.vc_share * self.header_payload_fraction * self.credit_rate
 
     def to_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in PACKET_FIELDS} | {

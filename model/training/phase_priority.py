@@ -16,10 +16,12 @@ keeps its packets and resumes after. ``prioritise`` applies that rule to a task 
   and copies the new slot (timing card ``preempt_cycles``) before the higher class runs.
   Charging it to the preempted part, not the preempting one, keeps MP independent of lower
   classes; it is nanoseconds against collectives of microseconds and more.
-* Every communication part on a FRED fabric carries packets, a header flit per
-  ``packet_flits`` payload flits: its time is divided by ``PhaseRule.payload_fraction``
-  (1 - the header overhead, by the timing card's packet costs), whether it overlaps or not.
-  This applies to the I/O parts (inputs, weights) too, which cross the same switches.
+* Every communication part crossing a FRED switch gets the switch's share of a port for
+  the served phase, ``PhaseRule.switch_fraction`` (the timing card's VC share times its
+  credit rate, 1.0 by default): its time is divided by it, whether it overlaps or not. This
+  applies to the I/O parts (inputs, weights) too, which cross the same switches. The packet
+  header's cost is not the switch's: every fabric's links carry the same packets, so it is
+  charged to every fabric before this rule (fredfab.model.training.packet_rate).
 
 Assumptions (the simplest behaviour consistent with the design; docs/training-model.md):
 
@@ -36,12 +38,12 @@ Assumptions (the simplest behaviour consistent with the design; docs/training-mo
 * I/O parts (``input``, ``weights``) and compute are neither stopped nor stop others: the
   design gives I/O traffic no data VC of its own.
 * The task graph keeps its order: a task starts when its resource and its dependencies are
-  done, exactly as before; only durations change (every communication part by the header,
-  PP and DP parts also by their waits and preemptions). The breakdown's
+  done, exactly as before; only durations change (every communication part by the switch
+  fraction when it is below 1, PP and DP parts also by their waits and preemptions). The breakdown's
   "what if this kind were free" counterfactuals reuse the stretched durations.
 
-Applied by fredfab.sim.engines.training on fabrics with FRED switches only; the mesh is
-untouched.
+Applied by fredfab.sim.engines.training on fabrics with FRED switches only, after the
+header's payload rate that every fabric pays.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from typing import TYPE_CHECKING
 
 from fredfab.model.packet.format import PRIORITY as VC_PRIORITY
 from fredfab.model.packet.format import VC_NAMES
+from fredfab.model.training.packet_rate import COMM
 from fredfab.model.training.timeline import Task, Timeline
 
 if TYPE_CHECKING:
@@ -59,8 +62,6 @@ if TYPE_CHECKING:
 
 #: Phase classes, highest priority first: the packet format's VC priority, MP > PP > DP.
 PRIORITY: tuple[str, ...] = tuple(VC_NAMES[vc] for vc in VC_PRIORITY)
-#: Categories of communication that cross FRED switches (every one but compute).
-COMM = ("mp", "pp", "dp", "input", "weights")
 _RANK = {c: k for k, c in enumerate(PRIORITY)}
 #: Finishing tolerance of the event loop (seconds): parts whose remaining work is below it
 #: end together (float residues of equal durations).
@@ -70,24 +71,26 @@ _EPS = 1e-15
 @dataclass(frozen=True)
 class PhaseRule:
     """The switch's rule in seconds: what a preemption costs the preempted phase and what
-    fraction of a link carries payload (timing card packet costs, SwitchTiming)."""
+    share of a port the switch gives the served phase (timing card packet costs,
+    SwitchTiming). The packet header's share is not here: every fabric pays it
+    (fredfab.model.training.packet_rate)."""
 
     #: Seconds lost by a phase each time a higher one preempts it (preempt_cycles / clock).
     preempt_s: float = 0.0
-    #: Payload share of a link: 1 - header_flits / (header_flits + packet_flits), times the
-    #: VC share and the credit rate. 1.0 = no header cost (the rule's ordering alone).
-    payload_fraction: float = 1.0
+    #: Share of a port's rate the served phase's VC gets: the VC share times the credit
+    #: rate (PacketCosts.switch_fraction). 1.0 = the rule's ordering alone.
+    switch_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.preempt_s >= 0:
             raise ValueError(f"preempt_s must be >= 0, got {self.preempt_s}")
-        if not 0 < self.payload_fraction <= 1:
-            raise ValueError(f"payload_fraction must be in (0, 1], got {self.payload_fraction}")
+        if not 0 < self.switch_fraction <= 1:
+            raise ValueError(f"switch_fraction must be in (0, 1], got {self.switch_fraction}")
 
     @classmethod
     def from_timing(cls, timing: SwitchTiming) -> PhaseRule:
         """The rule of a fabric's SwitchTiming (its card's packet costs, its clock)."""
-        return cls(timing.preempt_time, timing.card.packet_costs.payload_fraction)
+        return cls(timing.preempt_time, timing.card.packet_costs.switch_fraction)
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,7 @@ def prioritise(
     the returned graph has the durations plus stretch, so its ordinary schedule gives the
     start and end times of this run."""
     n = len(tl.tasks)
-    scale = 1.0 / rule.payload_fraction
+    scale = 1.0 / rule.switch_fraction
     durs = [[d * scale if c in COMM and scale != 1.0 else d for c, d in t.parts] for t in tl.tasks]
     waited = [[0.0] * len(t.parts) for t in tl.tasks]
     hits = [0] * n

@@ -12,9 +12,11 @@ Results are data; fredfab.sim.cli.report turns them into tables and plots.
 
 The iteration is a task graph (fredfab.model.training.iteration) whose collective times come
 from the network simulator (fredfab.sim.engines.system.simulate), each distinct set of concurrent
-collectives simulated once per fabric and memoised. On fabrics with FRED switches the graph
-then follows the switch's phase rule (MP > PP > DP per switch, packet headers;
-fredfab.model.training.phase_priority). See docs/training-model.md.
+collectives simulated once per fabric and memoised. Every fabric's links carry packets, so
+every communication time is divided by the payload share a packet header leaves
+(fredfab.model.training.packet_rate); on fabrics with FRED switches the graph then follows
+the switch's phase rule (MP > PP > DP per switch; fredfab.model.training.phase_priority).
+See docs/training-model.md.
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ from typing import Any
 
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system import CollectiveRequest, Fabric, Strategy, load_fabric
+from fredfab.model.timing_card import load_timing_card
+from fredfab.model.timing_packet import PacketCosts
 from fredfab.model.training.astra_workload import implied_strategy
 from fredfab.model.training.config import NPU, TrainingConfig, config_from_table
 from fredfab.model.training.iteration import stationary, streaming
 from fredfab.model.training.memory import MemoryReport, choose_policy
+from fredfab.model.training.packet_rate import at_payload_rate
 from fredfab.model.training.parallel import Layout, factorizations, mp_split, split_stages
 from fredfab.model.training.phase_priority import (
     PhaseRule,
@@ -119,6 +124,10 @@ class Estimate:
     switch_timing: dict[str, Any] = field(default_factory=dict)
     #: On FRED fabrics, what the switch's phase rule did (phase_rule_summary); {} elsewhere.
     phase_rule: dict[str, Any] = field(default_factory=dict)
+    #: Share of every link's rate that carries payload under packet headers, on every fabric
+    #: (PacketCosts.header_payload_fraction of the card that applied); communication times
+    #: were divided by it.
+    payload_fraction: float = 1.0
     notes: tuple[str, ...] = ()
 
     @property
@@ -169,6 +178,7 @@ class Estimate:
             "timing_card": self.timing_card,
             "switch_timing": dict(self.switch_timing),
             "phase_rule": dict(self.phase_rule),
+            "payload_fraction": self.payload_fraction,
             "notes": list(self.notes),
         }
 
@@ -179,6 +189,7 @@ _FABRICS: dict[tuple, tuple[Fabric, SimComm]] = {}
 def clear_cache() -> None:
     """Forget loaded fabrics and memoised collective times (benchmarks measure cold runs)."""
     _FABRICS.clear()
+    _CARD_COSTS.clear()
     algorithm_choice.clear_cache()
 
 
@@ -289,9 +300,14 @@ def estimate(
         tl = stationary(wl, cfg, npu, layout, comm, ranges, mem.recompute)
     else:
         tl = streaming(wl, cfg, npu, layout, comm, mem.recompute, mem.accumulation)
+    # The mesh's routers forward the same packets as FRED's switches (a header flit per
+    # packet_flits payload flits), so the header costs every fabric the same share of its
+    # links, from the same card; charging it to FRED alone would bias the comparison.
+    payload = _packet_costs(fab, timing_card).header_payload_fraction
+    tl = at_payload_rate(tl, payload)
     rule_summary: dict[str, Any] = {}
     if fab.has_fred_switches:
-        # FRED switches serve one phase at a time, MP > PP > DP, in packets with headers.
+        # FRED switches serve one phase at a time, MP > PP > DP (FRED only).
         rule = PhaseRule.from_timing(fab.timing)
         done = prioritise(tl, rule, _switches(fab))
         tl, rule_summary = done.timeline, phase_rule_summary(rule, done)
@@ -306,6 +322,7 @@ def estimate(
         breakdown={k: sch.breakdown[k] for k in CATEGORIES},
         compute_busy=busy,
         phase_rule=rule_summary,
+        payload_fraction=payload,
         notes=tuple(notes) + tuple(sorted(comm.fallbacks)),
         **base,
     )
@@ -322,10 +339,27 @@ def phase_rule_summary(rule: PhaseRule, done: Prioritised) -> dict[str, Any]:
                 waited[c] = waited.get(c, 0.0) + x
     return {
         "preempt_s": rule.preempt_s,
-        "payload_fraction": rule.payload_fraction,
+        "switch_fraction": rule.switch_fraction,
         "waited_s": waited,
         "preemptions": sum(done.preemptions),
     }
+
+
+def _packet_costs(fab: Fabric, timing_card: str | Path | None) -> PacketCosts:
+    """The packet costs of the card that applies to ``fab``: on a fabric with FRED switches
+    its own (the card given, or its file's); elsewhere the card given, else the built-in one.
+    A mesh has no switch to carry a card, but its packets are those of the card's format."""
+    if fab.has_fred_switches or timing_card is None:
+        return fab.timing.card.packet_costs
+    tc = Path(timing_card).resolve()
+    key = (str(tc), tc.stat().st_mtime if tc.is_file() else None)
+    hit = _CARD_COSTS.get(key)
+    if hit is None:
+        hit = _CARD_COSTS[key] = load_timing_card(tc).packet_costs
+    return hit
+
+
+_CARD_COSTS: dict[tuple, PacketCosts] = {}
 
 
 def _switches(fab: Fabric):

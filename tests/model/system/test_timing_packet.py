@@ -60,6 +60,9 @@ def test_measured_costs_round_trip_and_replace_the_derived_ones():
     # A round trip twice the buffer's cover halves a VC's rate.
     assert c.credit_rate == pytest.approx(0.5)
     assert c.payload_fraction == pytest.approx(0.75 * 8 / 9 * 0.5)
+    # The header's share (every fabric's) and the switch's (FRED's) split it.
+    assert c.header_payload_fraction == pytest.approx(8 / 9)
+    assert c.switch_fraction == pytest.approx(0.75 * 0.5)
 
 
 def test_derived_values_in_a_card_are_not_read_back():

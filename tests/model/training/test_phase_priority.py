@@ -1,5 +1,5 @@
 """The FRED phase rule on a task graph: one phase per switch at a time, MP > PP > DP,
-a preemption cost per interruption, payload at the header-reduced rate."""
+a preemption cost per interruption, the switch's share of a port for the served phase."""
 
 import pytest
 from hypothesis import given, settings
@@ -83,11 +83,11 @@ def test_mp_is_never_slowed_by_lower_classes():
     assert [end[t] for t in ms] == [end_alone[t] for t in ms]
 
 
-def test_header_overhead_scales_every_communication_part_not_compute():
+def test_switch_fraction_scales_every_communication_part_not_compute():
     tl = Timeline()
     tl.add("f", "s", [("compute", 2.0), ("mp", 1.0)])
     tl.add("in", "io", 0.9, "input")
-    out = prioritise(tl, PhaseRule(payload_fraction=0.9), by_name).timeline
+    out = prioritise(tl, PhaseRule(switch_fraction=0.9), by_name).timeline
     assert out.tasks[0].parts == (("compute", 2.0), ("mp", pytest.approx(1.0 / 0.9)))
     assert out.tasks[1].parts == (("input", pytest.approx(1.0)),)
 
@@ -104,8 +104,8 @@ def test_dependencies_and_resource_order_still_hold():
 
 
 def test_rule_values_are_checked():
-    with pytest.raises(ValueError, match="payload_fraction"):
-        PhaseRule(payload_fraction=0.0)
+    with pytest.raises(ValueError, match="switch_fraction"):
+        PhaseRule(switch_fraction=0.0)
     with pytest.raises(ValueError, match="preempt_s"):
         PhaseRule(preempt_s=-1.0)
 

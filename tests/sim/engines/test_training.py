@@ -90,6 +90,8 @@ def test_a_slower_switch_card_slows_in_switch_collectives(tmp_path):
     assert half.timing_card == str(path)
     mesh = estimate("transformer-17b", "mesh", "MP2-DP10-PP1", timing_card=path, **kw)
     assert mesh.timing_card == ""  # a mesh has no switches
+    # but its links carry the card's packets: the header flit it derives (1 per 8).
+    assert mesh.payload_fraction == pytest.approx(8 / 9)
 
 
 def test_compare_default_fabrics():

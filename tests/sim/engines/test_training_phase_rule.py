@@ -1,5 +1,6 @@
 """FRED's phase rule in training estimates: applied on FRED fabrics only, from the timing
-card's packet costs; with no overlap and no header the times are the same as without it."""
+card's packet costs; with no overlap the times are the same as without it. (The header's
+payload rate applies to every fabric: test_training_packet_header.py.)"""
 
 import dataclasses
 import json
@@ -38,7 +39,10 @@ def test_the_rule_applies_on_fred_only_with_the_cards_costs():
     fred = estimate("transformer-17b", "fred-a", **PIPELINED)
     rule = fred.phase_rule
     assert rule["preempt_s"] == pytest.approx(20e-9)  # 20 cycles at the assumed 1 GHz
-    assert rule["payload_fraction"] == pytest.approx(8 / 9)
+    # The switch loses nothing of a port to the served phase's VC (built-in card); the
+    # header's 8/9 is every fabric's, the mesh's too.
+    assert rule["switch_fraction"] == 1.0
+    assert fred.payload_fraction == mesh.payload_fraction == pytest.approx(8 / 9)
     # PP crosses switches where MP runs: it waits; MP never does.
     assert rule["waited_s"]["pp"] > 0 and "mp" not in rule["waited_s"]
     assert fred.switch_timing["packet"]["derived"] == list(default_card().packet_costs.derived)
