@@ -14,7 +14,8 @@ header_flits       flits of header per data packet (the header is the packet's f
 preempt_cycles     cycles a waiting higher-priority phase waits before it runs: the packet in
                    flight finishes, the interconnect drains, the slot is copied
 credit_rtt_cycles  cycles from a sender spending a credit to getting it back
-vc_share           fraction of a port's flit rate the served phase's VC gets
+vc_share           share of its rate alone that the served phase keeps while a lower-priority
+                   phase waits on the same switch
 =================  ==========================================================================
 
 Derived defaults (packet format: model/packet/format.py ``PacketFormat``; circuit timing:
@@ -34,9 +35,14 @@ the card's own fields):
   design sizes the buffers to cover at full rate (PacketFormat: "4 covers this switch's
   credit round trip"); an upper bound until measured. A larger measured round trip throttles
   a VC to buffer / round trip (``credit_rate``).
-* vc_share = 1.0: the interconnect serves one phase at a time, and that phase's VC alone
-  streams through it; control packets (ACK/NACK, one flit between any two data flits when
-  there is one) are neglected: a cumulative ACK every 16 data packets is < 1 % of a link
+* vc_share = 1.0: the interconnect serves one phase at a time, so the waiting phase's
+  packets are assumed to stay at their NPUs and the served phase's VC alone streams through
+  the switch. Co-simulation measures it (sim/verify/packet/timing.py: the served MP phase's
+  payload rate with a DP phase competing for the same switch, over its rate alone); it is
+  below 1 when an NPU's link also carries the waiting phase's packets until their credits
+  run out. A phase served alone does not pay it: it keeps its rate alone. Control
+  packets (ACK/NACK, one flit between any two data flits when there is one) are neglected
+  either way: a cumulative ACK every 16 data packets is < 1 % of a link
   (fred-reference.md section 2).
 """
 
@@ -65,7 +71,7 @@ MEANINGS = {
     "header_flits": "header flits per data packet",
     "preempt_cycles": "cycles a waiting higher-priority phase waits for the switch",
     "credit_rtt_cycles": "cycles from spending a credit to getting it back",
-    "vc_share": "fraction of a port's flit rate the served phase's VC gets",
+    "vc_share": "share of its rate alone a served phase keeps while a lower one waits",
 }
 
 #: Integer fields, and the bounds a card's value must respect.
@@ -115,14 +121,24 @@ class PacketCosts:
 
     @property
     def switch_fraction(self) -> float:
-        """Fraction of a port's rate a FRED switch gives the served phase's VC: the VC share
-        times the credit rate (1.0 by default); the switch's own part of payload_fraction."""
-        return self.vc_share * self.credit_rate
+        """Fraction of a port's rate a FRED switch gives the served phase's VC at any time:
+        the credit rate (1.0 by default); the switch's own part of payload_fraction. The VC
+        share is not in it: it applies only while a lower phase waits (competing_share)."""
+        return self.credit_rate
+
+    @property
+    def competing_share(self) -> float:
+        """Share of its rate alone the served phase keeps while a lower-priority phase waits
+        on the same switch: the card's vc_share (the training model's phase rule applies it
+        only then, fredfab.model.training.phase_priority)."""
+        return self.vc_share
 
     @property
     def payload_fraction(self) -> float:
-        """Fraction of a port's line rate that carries payload of the served phase."""
-        return self.vc_share * self.header_payload_fraction * self.credit_rate
+        """Fraction of a port's line rate that carries payload of a phase served alone:
+        header share times credit rate (8/9 by default); competing_share scales it while a
+        lower phase waits."""
+        return self.header_payload_fraction * self.credit_rate
 
     def to_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in PACKET_FIELDS} | {

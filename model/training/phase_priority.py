@@ -7,18 +7,25 @@ Without this rule every collective of a training iteration is timed as if alone
 keeps its packets and resumes after. ``prioritise`` applies that rule to a task graph
 (fredfab.model.training.timeline) and returns the same graph with stretched durations:
 
-* MP runs at its own speed: a lower class never slows it.
+* MP is never stopped by a lower class.
 * A PP part makes no progress while an MP part runs on a switch it uses; a DP part none
   while an MP or a PP part does. So PP is stretched by the MP time overlapping it and DP by
   the MP and PP time, and the switch's busy time is conserved.
+* While a part stops a lower class on a switch they share, it progresses at
+  ``PhaseRule.competing_share`` of its rate (the timing card's ``vc_share``, 1.0 by
+  default): the NPUs' links also carry the waiting phase's packets until its credits run out,
+  as co-simulation measures. Its part is stretched by 1/share over that time, and the waiting
+  part waits that much longer. A part served with no lower class waiting on its switches
+  keeps its rate, so communication that overlaps nothing never pays it.
 * Each interruption (a part that was progressing stopped by a higher class) costs the
   preempted part ``PhaseRule.preempt_s``: the switch finishes the packet in flight, drains
   and copies the new slot (timing card ``preempt_cycles``) before the higher class runs.
-  Charging it to the preempted part, not the preempting one, keeps MP independent of lower
-  classes; it is nanoseconds against collectives of microseconds and more.
+  Charging it to the preempted part, not the preempting one, keeps MP's time free of it
+  (only the competing share above slows MP); it is nanoseconds against collectives of
+  microseconds and more.
 * Every communication part crossing a FRED switch gets the switch's share of a port for
-  the served phase, ``PhaseRule.switch_fraction`` (the timing card's VC share times its
-  credit rate, 1.0 by default): its time is divided by it, whether it overlaps or not. This
+  the served phase, ``PhaseRule.switch_fraction`` (the timing card's credit rate, 1.0 by
+  default): its time is divided by it, whether it overlaps or not. This
   applies to the I/O parts (inputs, weights) too, which cross the same switches. The packet
   header's cost is not the switch's: every fabric's links carry the same packets, so it is
   charged to every fabric before this rule (fredfab.model.training.packet_rate).
@@ -39,7 +46,8 @@ Assumptions (the simplest behaviour consistent with the design; docs/training-mo
   design gives I/O traffic no data VC of its own.
 * The task graph keeps its order: a task starts when its resource and its dependencies are
   done, exactly as before; only durations change (every communication part by the switch
-  fraction when it is below 1, PP and DP parts also by their waits and preemptions). The breakdown's
+  fraction when it is below 1; MP and PP parts by the competing share while they stop a lower
+  class; PP and DP parts by their waits and preemptions). The breakdown's
   "what if this kind were free" counterfactuals reuse the stretched durations.
 
 Applied by fredfab.sim.engines.training on fabrics with FRED switches only, after the
@@ -71,36 +79,44 @@ _EPS = 1e-15
 @dataclass(frozen=True)
 class PhaseRule:
     """The switch's rule in seconds: what a preemption costs the preempted phase and what
-    share of a port the switch gives the served phase (timing card packet costs,
-    SwitchTiming). The packet header's share is not here: every fabric pays it
-    (fredfab.model.training.packet_rate)."""
+    share of a port the switch gives the served phase, always and while a lower phase waits
+    (timing card packet costs, SwitchTiming). The packet header's share is not here: every
+    fabric pays it (fredfab.model.training.packet_rate)."""
 
     #: Seconds lost by a phase each time a higher one preempts it (preempt_cycles / clock).
     preempt_s: float = 0.0
-    #: Share of a port's rate the served phase's VC gets: the VC share times the credit
-    #: rate (PacketCosts.switch_fraction). 1.0 = the rule's ordering alone.
+    #: Share of a port's rate the served phase's VC gets at any time: the credit rate
+    #: (PacketCosts.switch_fraction). 1.0 = the rule's ordering alone.
     switch_fraction: float = 1.0
+    #: Share of its rate a served part keeps while it stops a lower class on a switch they
+    #: share (PacketCosts.competing_share, the card's vc_share). 1.0 = competing costs nothing.
+    competing_share: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.preempt_s >= 0:
             raise ValueError(f"preempt_s must be >= 0, got {self.preempt_s}")
-        if not 0 < self.switch_fraction <= 1:
-            raise ValueError(f"switch_fraction must be in (0, 1], got {self.switch_fraction}")
+        for name in ("switch_fraction", "competing_share"):
+            value = getattr(self, name)
+            if not 0 < value <= 1:
+                raise ValueError(f"{name} must be in (0, 1], got {value}")
 
     @classmethod
     def from_timing(cls, timing: SwitchTiming) -> PhaseRule:
         """The rule of a fabric's SwitchTiming (its card's packet costs, its clock)."""
-        return cls(timing.preempt_time, timing.card.packet_costs.switch_fraction)
+        costs = timing.card.packet_costs
+        return cls(timing.preempt_time, costs.switch_fraction, costs.competing_share)
 
 
 @dataclass(frozen=True)
 class Prioritised:
     """The task graph with stretched durations, and per task the seconds each of its parts
-    waited for higher classes and how often it was preempted."""
+    waited for higher classes, how often it was preempted, and the seconds each of its parts
+    lost to the competing share while it stopped a lower class."""
 
     timeline: Timeline
     waited: tuple[tuple[float, ...], ...]
     preemptions: tuple[int, ...]
+    slowed: tuple[tuple[float, ...], ...]
 
 
 def tree_switches(parent: Sequence[int], is_switch: Callable[[int], bool]):
@@ -136,36 +152,42 @@ def prioritise(
     the switches a group's communication uses.
 
     An event-driven run of the graph: at every instant each running part is either served
-    (progresses) or stopped by a running part of a higher class on a shared switch. The
-    stretch of a part is the time it was stopped plus one ``preempt_s`` per interruption;
-    the returned graph has the durations plus stretch, so its ordinary schedule gives the
-    start and end times of this run."""
+    (progresses) or stopped by a running part of a higher class on a shared switch; a served
+    part that stops a lower class on a shared switch progresses at ``competing_share``. The
+    stretch of a part is the time it was stopped plus one ``preempt_s`` per interruption, plus
+    the time it lost progressing at the competing share; the returned graph has the durations
+    plus stretch, so its ordinary schedule gives the start and end times of this run."""
     n = len(tl.tasks)
     scale = 1.0 / rule.switch_fraction
     durs = [[d * scale if c in COMM and scale != 1.0 else d for c, d in t.parts] for t in tl.tasks]
     waited = [[0.0] * len(t.parts) for t in tl.tasks]
+    slowed = [[0.0] * len(t.parts) for t in tl.tasks]
     hits = [0] * n
     ranked_classes = {c for t in tl.tasks for c, d in t.parts if d > 0 and c in _RANK}
     if len(ranked_classes) > 1:  # with one class nothing waits: skip the event-driven run
-        _run(tl, rule, switches, durs, waited, hits)
+        _run(tl, rule, switches, durs, waited, slowed, hits)
     # The same graph with the new durations (copied directly: the tasks were checked on add).
     out = Timeline()
     out.tasks = [
         Task(
             task.name,
             task.resource,
-            tuple((c, d + w) for (c, _), d, w in zip(task.parts, durs[t], waited[t], strict=True)),
+            tuple(
+                (c, d + w + s)
+                for (c, _), d, w, s in zip(task.parts, durs[t], waited[t], slowed[t], strict=True)
+            ),
             task.where,
         )
         for t, task in enumerate(tl.tasks)
     ]
     out.deps = [list(d) for d in tl.deps]
     out.queue.update((r, list(q)) for r, q in tl.queue.items())
-    return Prioritised(out, tuple(map(tuple, waited)), tuple(hits))
+    return Prioritised(out, tuple(map(tuple, waited)), tuple(hits), tuple(map(tuple, slowed)))
 
 
-def _run(tl: Timeline, rule: PhaseRule, switches, durs, waited, hits) -> None:
-    """The event-driven run of ``prioritise``: fills ``waited`` and ``hits`` in place."""
+def _run(tl: Timeline, rule: PhaseRule, switches, durs, waited, slowed, hits) -> None:
+    """The event-driven run of ``prioritise``: fills ``waited``, ``slowed`` and ``hits`` in
+    place."""
     n = len(tl.tasks)
     memo: dict[tuple, frozenset] = {}
 
@@ -190,6 +212,7 @@ def _run(tl: Timeline, rule: PhaseRule, switches, durs, waited, hits) -> None:
     served = [False] * n  # it progressed in the last step (an interruption costs then)
     running: set[int] = set()
     done = 0
+    share = rule.competing_share
 
     def begin(t: int) -> list[int]:
         """Start task t now; returns the tasks that end at once (all parts empty)."""
@@ -234,14 +257,27 @@ def _run(tl: Timeline, rule: PhaseRule, switches, durs, waited, hits) -> None:
                 hits[t] += 1
                 served[t] = False
         moving = [t for t in running if t not in blocked]
-        dt = min(rem[t] for t in moving)
+        # A served part that stops a lower class on a switch they share keeps the competing
+        # share of its rate; every other moving part (I/O and compute too) keeps all of it.
+        rate = {
+            t: share
+            if share < 1.0
+            and cls[t] in _RANK
+            and any(_RANK[cls[u]] > _RANK[cls[t]] and used(u) & used(t) for u in blocked)
+            else 1.0
+            for t in moving
+        }
+        need = {t: rem[t] / rate[t] for t in moving}
+        dt = min(need.values())
         for t in blocked:
             waited[t][part[t]] += dt
         ended: list[int] = []
         for t in moving:
-            rem[t] -= dt
+            rem[t] -= dt * rate[t]
+            slowed[t][part[t]] += dt - dt * rate[t]
             served[t] = True
-            if rem[t] <= _EPS:
+            # The part that set dt is done exactly (rem / rate * rate may leave a residue).
+            if need[t] == dt or rem[t] <= _EPS:
                 rem[t] = 0.0
                 ended.extend(_skip_empty(t))
         finish(ended)

@@ -330,17 +330,24 @@ def estimate(
 
 def phase_rule_summary(rule: PhaseRule, done: Prioritised) -> dict[str, Any]:
     """The rule that applied and its effect over the whole iteration: seconds each class
-    waited for higher ones (preemption costs included; summed over tasks, so concurrent
-    waits add up) and how many preemptions there were."""
-    waited: dict[str, float] = {}
-    for task, w in zip(done.timeline.tasks, done.waited, strict=True):
-        for (c, _), x in zip(task.parts, w, strict=True):
-            if x > 0:
-                waited[c] = waited.get(c, 0.0) + x
+    waited for higher ones (preemption costs included), seconds each class lost to the
+    competing share while it stopped a lower one (both summed over tasks, so concurrent
+    times add up) and how many preemptions there were."""
+
+    def per_class(seconds: tuple[tuple[float, ...], ...]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for task, w in zip(done.timeline.tasks, seconds, strict=True):
+            for (c, _), x in zip(task.parts, w, strict=True):
+                if x > 0:
+                    out[c] = out.get(c, 0.0) + x
+        return out
+
     return {
         "preempt_s": rule.preempt_s,
         "switch_fraction": rule.switch_fraction,
-        "waited_s": waited,
+        "competing_share": rule.competing_share,
+        "waited_s": per_class(done.waited),
+        "slowed_s": per_class(done.slowed),
         "preemptions": sum(done.preemptions),
     }
 

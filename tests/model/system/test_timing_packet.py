@@ -32,6 +32,8 @@ def test_the_built_in_card_derives_every_packet_cost():
     # The buffers cover the derived round trip: credits do not throttle.
     assert costs.credit_rtt_cycles == 4 * 9 and costs.credit_rate == 1.0
     assert costs.payload_fraction == pytest.approx(8 / 9)
+    # A served phase keeps its whole rate while a lower one waits (nothing measured yet).
+    assert costs.vc_share == costs.competing_share == 1.0
 
 
 def test_derived_costs_follow_the_cards_circuit_timing():
@@ -59,10 +61,13 @@ def test_measured_costs_round_trip_and_replace_the_derived_ones():
     assert c.preempt_cycles == 31 and "preempt_cycles" not in c.derived
     # A round trip twice the buffer's cover halves a VC's rate.
     assert c.credit_rate == pytest.approx(0.5)
-    assert c.payload_fraction == pytest.approx(0.75 * 8 / 9 * 0.5)
-    # The header's share (every fabric's) and the switch's (FRED's) split it.
+    # A phase served alone: the header's share (every fabric's) times the switch's (FRED's,
+    # the credit rate). The VC share is not in it: it applies only while a lower phase
+    # waits on the same switch, as the competing share.
+    assert c.payload_fraction == pytest.approx(8 / 9 * 0.5)
     assert c.header_payload_fraction == pytest.approx(8 / 9)
-    assert c.switch_fraction == pytest.approx(0.75 * 0.5)
+    assert c.switch_fraction == pytest.approx(0.5)
+    assert c.competing_share == 0.75
 
 
 def test_derived_values_in_a_card_are_not_read_back():

@@ -1,5 +1,6 @@
 """The FRED phase rule on a task graph: one phase per switch at a time, MP > PP > DP,
-a preemption cost per interruption, the switch's share of a port for the served phase."""
+a preemption cost per interruption, the switch's share of a port for the served phase, and
+the competing share a served phase keeps while a lower one waits on its switch."""
 
 import pytest
 from hypothesis import given, settings
@@ -92,6 +93,57 @@ def test_switch_fraction_scales_every_communication_part_not_compute():
     assert out.tasks[1].parts == (("input", pytest.approx(1.0)),)
 
 
+def test_without_overlap_the_competing_share_changes_nothing():
+    """Parts that never wait for each other (apart in time, or on other switches) keep their
+    rate whatever the share: it is paid only while a lower class waits."""
+    tl = Timeline()
+    a = comm(tl, "mp", "mp", 1.0, [0])
+    b = tl.add("pp", "x", 2.0, "pp", deps=[a], where=[(0,)])
+    tl.add("dp", "y", 3.0, "dp", deps=[b], where=[(0,)])
+    comm(tl, "dp2", "dp", 5.0, [1])
+    comm(tl, "pp2", "pp", 5.0, [2, 3])
+    tl.add("in", "io", 4.0, "input", where=[(0,)])  # I/O beside MP on its switch
+    out = prioritise(tl, PhaseRule(preempt_s=0.25, competing_share=0.5), by_name)
+    assert times(out.timeline) == times(tl)  # exactly
+    assert not any(sum(s) for s in out.slowed) and not any(sum(w) for w in out.waited)
+
+
+@pytest.mark.parametrize("share", [1.0, 0.9, 0.5])
+def test_mp_overlapping_dp_is_stretched_by_the_share_and_dp_waits_for_it(share):
+    """MP (2 s of work) alone for 1 s, then DP arrives on its switch and waits: MP's last
+    1 s of work takes 1/share s, and DP waits exactly that long."""
+    tl = Timeline()
+    m = comm(tl, "mp", "mp", 2.0, [0])
+    d = comm(tl, "dp", "dp", 1.0, [0], delay=1.0)
+    io = tl.add("in", "io", 3.0, "input", where=[(0,)])
+    out = prioritise(tl, PhaseRule(preempt_s=0.125, competing_share=share), by_name)
+    start, end = times(out.timeline)
+    overlap = 1.0 / share  # the wall time MP's last second of work takes while DP waits
+    assert end[m] == pytest.approx(1.0 + overlap)
+    assert out.slowed[m] == (pytest.approx(overlap - 1.0),)
+    assert out.waited[m] == (0.0,)
+    # DP never progressed before MP ended: no preemption, only the longer wait.
+    assert start[d] == 1.0 and out.waited[d] == (pytest.approx(overlap),)
+    assert end[d] == pytest.approx(1.0 + overlap + 1.0) and out.preemptions[d] == 0
+    assert out.slowed[d] == (0.0,)
+    # I/O is neither stopped nor slowed.
+    assert end[io] == 3.0 and out.slowed[io] == (0.0,)
+
+
+def test_the_share_applies_to_whichever_class_stops_a_lower_one():
+    """PP served while DP waits on its switch keeps the share too; MP that stops PP on one
+    switch is slowed, while MP on a switch nobody waits for is not."""
+    tl = Timeline()
+    p = comm(tl, "pp", "pp", 1.0, [0])
+    d = comm(tl, "dp", "dp", 1.0, [0])
+    m = comm(tl, "mp", "mp", 1.0, [1])  # nobody else on switch 1
+    out = prioritise(tl, PhaseRule(competing_share=0.5), by_name)
+    _, end = times(out.timeline)
+    assert (end[p], end[d], end[m]) == (2.0, 3.0, 1.0)
+    assert out.slowed[p] == (1.0,) and out.waited[d] == (2.0,)
+    assert out.slowed[m] == (0.0,)
+
+
 def test_dependencies_and_resource_order_still_hold():
     """A stretched DP delays what depends on it, exactly as a longer DP would."""
     tl = Timeline()
@@ -106,6 +158,10 @@ def test_dependencies_and_resource_order_still_hold():
 def test_rule_values_are_checked():
     with pytest.raises(ValueError, match="switch_fraction"):
         PhaseRule(switch_fraction=0.0)
+    with pytest.raises(ValueError, match="competing_share"):
+        PhaseRule(competing_share=0.0)
+    with pytest.raises(ValueError, match="competing_share"):
+        PhaseRule(competing_share=1.5)
     with pytest.raises(ValueError, match="preempt_s"):
         PhaseRule(preempt_s=-1.0)
 
@@ -148,26 +204,29 @@ tasks = st.lists(
 
 
 @settings(max_examples=150, deadline=None)
-@given(tasks, st.sampled_from([0.0, 0.05]))
-def test_each_phase_waits_exactly_for_higher_classes_on_its_switches(spec, preempt):
+@given(tasks, st.sampled_from([0.0, 0.05]), st.sampled_from([1.0, 0.9, 0.5]))
+def test_each_phase_waits_exactly_for_higher_classes_on_its_switches(spec, preempt, share):
     """Busy time is conserved: a part's stretch is the time higher classes held a switch it
-    uses while it was pending, plus one preemption per interruption; MP keeps its time, and
-    a lower class never makes a higher one wait."""
+    uses while it was pending, plus one preemption per interruption, plus (1 - share) of the
+    time it progressed while a lower class was pending on a switch it uses; MP is never
+    stopped, and a lower class never makes a higher one wait."""
     tl = Timeline()
     ids = [comm(tl, f"c{k}", c, d, sw, delay=a) for k, (c, d, a, sw) in enumerate(spec)]
-    out = prioritise(tl, PhaseRule(preempt_s=preempt), by_name)
+    out = prioritise(tl, PhaseRule(preempt_s=preempt, competing_share=share), by_name)
     start, end = times(out.timeline)
     for k, (c, d, a, sw) in enumerate(spec):
         t = ids[k]
         assert start[t] == pytest.approx(a)
-        if c == "mp":
-            assert out.timeline.tasks[t].parts == (("mp", d),) and out.preemptions[t] == 0
-            continue
-        higher = [
-            (start[ids[j]], end[ids[j]])
-            for j, (c2, _, _, sw2) in enumerate(spec)
-            if RANK[c2] < RANK[c] and sw & sw2
-        ]
+        sharing = [(j, c2) for j, (c2, _, _, sw2) in enumerate(spec) if sw & sw2]
+        higher = [(start[ids[j]], end[ids[j]]) for j, c2 in sharing if RANK[c2] < RANK[c]]
+        lower = [(start[ids[j]], end[ids[j]]) for j, c2 in sharing if RANK[c2] > RANK[c]]
         blocked = _measure(higher, start[t], end[t])
+        # Progressing (no higher class holds its switches) while a lower class is pending.
+        competing = _measure(higher + lower, start[t], end[t]) - blocked
         assert out.waited[t][0] == pytest.approx(blocked + preempt * out.preemptions[t], abs=1e-9)
-        assert end[t] - start[t] == pytest.approx(d + out.waited[t][0], abs=1e-9)
+        assert out.slowed[t][0] == pytest.approx((1 - share) * competing, abs=1e-9)
+        assert end[t] - start[t] == pytest.approx(d + out.waited[t][0] + out.slowed[t][0], abs=1e-9)
+        if c == "mp":
+            assert out.waited[t] == (0.0,) and out.preemptions[t] == 0
+            if share == 1.0:  # MP keeps its time when competing costs nothing
+                assert out.timeline.tasks[t].parts == (("mp", d),)

@@ -1,6 +1,6 @@
 """The packet header's cost on every fabric: the mesh's links carry the same packets as
 FRED's, so every fabric's communication moves at the payload share the timing card's header
-leaves; the switch's own costs (phase rule, VC share) stay FRED's."""
+leaves; the switch's own costs (phase rule, credit rate, VC share) stay FRED's."""
 
 import dataclasses
 import json
@@ -99,13 +99,26 @@ def test_no_header_card_leaves_every_fabric_at_line_rate(tmp_path, monkeypatch):
         assert got[f].time == alone.time and got[f].breakdown == alone.breakdown
 
 
-def test_the_switchs_vc_share_is_freds_only(tmp_path):
-    """A card whose VC gets half a port slows FRED's transfers; the mesh's routers are not
-    FRED switches, so only the header applies to them."""
+def test_the_switchs_credit_rate_is_freds_only(tmp_path):
+    """A card whose credit round trip is twice what the buffers cover gives a VC half a port:
+    FRED's transfers slow down; the mesh's routers are not FRED switches, so only the
+    header applies to them."""
     wl = _mp_only(0.0)
-    half = _card(tmp_path, vc_share=0.5)
+    half = _card(tmp_path, credit_rtt_cycles=72)
     mesh, fred = (estimate(wl, f, timing_card=half) for f in FABRICS)
     mesh0, fred0 = (estimate(wl, f) for f in FABRICS)
     assert mesh.time == mesh0.time
     assert fred.time == pytest.approx(2 * fred0.time, rel=1e-6)
     assert fred.phase_rule["switch_fraction"] == 0.5 and mesh.phase_rule == {}
+
+
+def test_the_vc_share_costs_nothing_without_a_waiting_phase(tmp_path):
+    """The VC share applies only while a lower phase waits on the switch: with MP the only
+    communicating class, a card keeping half of it changes neither fabric."""
+    wl = _mp_only(0.0)
+    half = _card(tmp_path, vc_share=0.5)
+    mesh, fred = (estimate(wl, f, timing_card=half) for f in FABRICS)
+    mesh0, fred0 = (estimate(wl, f) for f in FABRICS)
+    assert mesh.time == mesh0.time and fred.time == fred0.time
+    assert fred.breakdown == fred0.breakdown
+    assert fred.phase_rule["competing_share"] == 0.5 and mesh.phase_rule == {}
