@@ -184,12 +184,26 @@ class SwitchTiming:
 
 
 def describe_timing(timing: Mapping[str, Any]) -> str:
-    """SwitchTiming.to_dict() as one line for a table, the clock's source included."""
-    return (
+    """SwitchTiming.to_dict() as one line for a table, the clock's source and the packet
+    costs (measured, or derived where the card has none) included."""
+    text = (
         f"{timing['card']} ({timing['latency_cycles']:g} cycles per hop at "
         f"{timing['clock_GHz']:g} GHz = {timing['hop_latency_ns']:g} ns; "
         f"clock {timing['clock_source']})"
     )
+    pk = timing.get("packet")
+    if pk:
+        costs = ("preempt_cycles", "credit_rtt_cycles", "vc_share")
+        measured = [f for f in costs if f not in pk["derived"]]
+        source = "measured" if len(measured) == len(costs) else "derived"
+        if measured and len(measured) < len(costs):
+            source = "partly measured"
+        text += (
+            f"; packets: {pk['header_flits']} header flit per {pk['packet_flits']}, preemption "
+            f"{pk['preempt_cycles']:g} cycles, credit round trip {pk['credit_rtt_cycles']:g} "
+            f"cycles, VC share {pk['vc_share']:g} ({source})"
+        )
+    return text
 
 
 class Fabric:
