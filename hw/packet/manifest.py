@@ -105,6 +105,7 @@ def manifest(switch: PacketSwitch) -> dict:
         "unicast_rounds": P,
         "ctrl_queue_depth": CTRL_QUEUE_DEPTH,
         "config_fields": switch.topology.config_layout.to_list(),
+        "stages": switch.topology.stages,
         "latency_cycles": s.latency_cycles,
         "slot_copy_cycles": n_words(s) + 1,
     }

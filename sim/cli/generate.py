@@ -76,8 +76,47 @@ def params_from(args: argparse.Namespace) -> SwitchParams:
     return SwitchParams(ports=args.ports, arch=args.arch, dtype=args.dtype, **ints)
 
 
+#: The packet format's own defaults and bounds (model/packet/format.py).
+PACKET_FORMAT = {
+    "packet_flits": "payload flits per data packet",
+    "data_depth": "packets each data VC of an input port buffers (its credits)",
+    "ctrl_depth": "control packets the control VC buffers",
+}
+
+
+def add_packet_arguments(p: argparse.ArgumentParser) -> None:
+    """``--packet`` and the packet format: the packet-mode switch (docs/switch-rtl.md,
+    "Packet mode") of the same generator parameters."""
+    from fredfab.model.packet.format import PacketFormat
+
+    default = PacketFormat()
+    g = p.add_argument_group("packet mode")
+    g.add_argument(
+        "--packet",
+        action="store_true",
+        help="the packet-mode switch: VC input ports, credits, header-selected phases",
+    )
+    for name, text in PACKET_FORMAT.items():
+        g.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=plain_int,
+            default=getattr(default, name),
+            help=f"{text} (with --packet; default {getattr(default, name)})",
+        )
+
+
+def packet_params_from(args: argparse.Namespace):
+    """The PacketParams of ``args`` (ValueError names what packet mode cannot build)."""
+    from fredfab.hw.packet.params import PacketParams
+    from fredfab.model.packet.format import PacketFormat
+
+    fmt = PacketFormat(**{name: getattr(args, name) for name in PACKET_FORMAT})
+    return PacketParams(params_from(args), fmt)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_params_arguments(p)
+    add_packet_arguments(p)
     p.add_argument("-o", "--out", type=Path, default=Path("build/verilog"), help="output folder")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -86,6 +125,10 @@ def run(args: argparse.Namespace) -> int:
     from fredfab.hw.manifest import generate
 
     params = params_from(args)
+    if args.packet:
+        from fredfab.hw.packet.manifest import generate
+
+        params = packet_params_from(args)
     check_folder(args.out)
     t0 = time.perf_counter()
     # Both files appear together or not at all.
@@ -99,13 +142,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {v_path} and {j_path} in {seconds:.2f} s")
         c = info["config"]["topology"]["counts"]
-        title = (
-            f"Fred_{params.m}({params.ports})" if params.arch == "clos" else f"xbar({params.ports})"
-        )
+        sw = params.switch if args.packet else params
+        title = f"Fred_{sw.m}({sw.ports})" if sw.arch == "clos" else f"xbar({sw.ports})"
         print(
             f"{title}: {info['stages']} stages, {c['uswitches']} uSwitches "
-            f"({c['adders']} x {params.lanes} {params.dtype} adders), latency "
+            f"({c['adders']} x {sw.lanes} {sw.dtype} adders), latency "
             f"{info['latency_cycles']} cycles, {info['config']['config_bits']} configuration bits "
             f"= {info['config']['words_per_slot']} words per slot"
         )
+        if args.packet:
+            pk = info["packet"]
+            print(
+                f"packet mode: {pk['packet_flits']} payload flits per packet after a "
+                f"{pk['header_bits']}-bit header, {pk['data_depth']} packets per data VC, "
+                f"VCs {', '.join(pk['vcs'])} (priority {' > '.join(pk['priority'])})"
+            )
     return 0

@@ -75,3 +75,33 @@ def test_parameters_packet_mode_cannot_build_are_refused(switch, message):
 def test_packet_format_bounds(fmt, message):
     with pytest.raises(ValueError, match=message):
         PacketFormat(**fmt)
+
+
+def test_generate_cli_packet_mode(tmp_path, capsys):
+    from fredfab.sim.cli import main
+
+    assert (
+        main(["generate", "-P", "4", "--packet", "--packet-flits", "4", "-o", str(tmp_path)]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "packet mode: 4 payload flits per packet" in out
+    name = PacketParams(SwitchParams(4), PacketFormat(packet_flits=4)).name
+    info = json.loads((tmp_path / f"{name}.json").read_text())
+    assert info["schema"] == PACKET_MANIFEST_SCHEMA and info["packet"]["packet_flits"] == 4
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--lanes", "2"], "at least 48 bits"),
+        (["--data-depth", "16"], "data_depth must be"),
+        (["-P", "20"], "up to 16 ports"),
+    ],
+)
+def test_generate_cli_packet_mode_refuses_bad_parameters(argv, message, tmp_path, capsys):
+    from fredfab.sim.cli import main
+
+    args = ["generate", "-P", "4", "--packet", "-o", str(tmp_path), *argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
