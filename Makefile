@@ -27,6 +27,7 @@ bench-quick: $(STAMP)
 
 verilog: $(STAMP)
 	.venv/bin/fred generate --ports 8 --m 3 --lanes 4 --dtype bf16
+	.venv/bin/fred generate --ports 8 --m 3 --lanes 4 --dtype bf16 --packet
 
 lint: $(STAMP)
 	.venv/bin/ruff check hw model sim tests
