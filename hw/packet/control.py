@@ -56,6 +56,7 @@ from fredfab.model.packet.flow_tables import shift_flows
 from fredfab.model.packet.format import (
     DATA_VCS,
     HEADER_FIELDS,
+    KIND_ACK,
     KIND_NACK,
     PRIORITY,
     SEQ_MOD,
@@ -361,31 +362,10 @@ class PacketControl(wiring.Component):
                     ]
                     m.next = "RUN"
 
-        # -- expected sequence numbers ----------------------------------------------------
-        # Commits of the running slot advance E of the committing ports; a NACK rewinds E
-        # of its flow's inputs; a rewritten flow-table row starts E over.
-        ctrl_hdr = Signal(header_layout)
-        ctrl_fire = Signal()
-        ctrl_port = Signal(range(P))
-        targets = Signal(P)
-        nack = ctrl_fire & (ctrl_hdr.kind == KIND_NACK) & (ctrl_hdr.index != UNICAST_INDEX)
-        for k in range(1, K):
-            for p in range(P):
-                after = Signal(SEQ_BITS, name=f"E_next_s{k}_p{p}")
-                committed = may_commit & (run_k == k) & go[p]
-                m.d.comb += after.eq(Mux(committed, E[k][p] + 1, E[k][p]))
-                rewind = nack & (ctrl_hdr.index == k) & targets[p] & _before(ctrl_hdr.seq, after)
-                with m.If(written[k][p]):
-                    m.d.sync += E[k][p].eq(0)
-                with m.Elif(rewind):
-                    m.d.sync += E[k][p].eq(ctrl_hdr.seq)
-                with m.Else():
-                    m.d.sync += E[k][p].eq(after)
-
         # -- control network ----------------------------------------------------------------
         queues = []
         for q in range(P):
-            fifo = SyncFIFOBuffered(width=len(ctrl_hdr.as_value()), depth=CTRL_QUEUE_DEPTH)
+            fifo = SyncFIFOBuffered(width=header_layout.size, depth=CTRL_QUEUE_DEPTH)
             m.submodules[f"ctrl_queue_{q}"] = fifo
             queues.append(fifo)
             out = self.ctrl_out[q]
@@ -393,40 +373,99 @@ class PacketControl(wiring.Component):
                 out.payload.eq(fifo.r_data),
                 out.valid.eq(fifo.r_rdy),
                 fifo.r_en.eq(out.ready),
-                fifo.w_data.eq(ctrl_hdr.as_value()),
             ]
-        # Round robin: the first valid port after the last one served.
+        # Where each port's control packet goes: unicast by dst; a slot's to the inputs of
+        # the flow the receiver's output belongs to. A packet naming nothing is dropped.
+        tgts = [Signal(P, name=f"ctrl_targets_{p}") for p in range(P)]
+        can_go = Signal(P)
+        for p in range(P):
+            h = self.ctrl_in[p].payload
+            with m.If(h.index == UNICAST_INDEX):
+                with m.If(h.dst < P):
+                    m.d.comb += tgts[p].eq(Const(1, P) << h.dst[:port_bits])
+            with m.Else():
+                with m.Switch(h.index):
+                    for k in range(1, K):
+                        with m.Case(k):
+                            m.d.comb += tgts[p].eq(in_of_out[k][p])
+            room = Cat(~tgts[p][q] | queues[q].w_rdy for q in range(P)).all()
+            m.d.comb += can_go[p].eq(self.ctrl_in[p].valid & room)
+        # Round robin among the packets that can go now (one waiting for a full queue does
+        # not hold up the others): the first after the last one served.
+        ctrl_hdr = Signal(header_layout)
+        ctrl_port = Signal(range(P))
+        targets = Signal(P)
+        ctrl_fire = Signal()
         last_served = Signal(range(P))
-        valids = Cat(self.ctrl_in[p].valid for p in range(P))
         with m.Switch(last_served):
             for r in range(P):
                 with m.Case(r):
-                    order = [(r + 1 + i) % P for i in range(P)]
-                    for p in reversed(order):
-                        with m.If(valids[p]):
+                    for p in reversed([(r + 1 + i) % P for i in range(P)]):
+                        with m.If(can_go[p]):
                             m.d.comb += ctrl_port.eq(p)
         with m.Switch(ctrl_port):
             for p in range(P):
                 with m.Case(p):
-                    m.d.comb += ctrl_hdr.eq(self.ctrl_in[p].payload)
-        # Where it goes: unicast by dst; a slot's packet to the inputs of the receiver's flow.
-        with m.If(ctrl_hdr.index == UNICAST_INDEX):
-            with m.If(ctrl_hdr.dst < P):
-                m.d.comb += targets.eq(Const(1, P) << ctrl_hdr.dst[:port_bits])
-        with m.Else():
-            with m.Switch(Cat(ctrl_port, ctrl_hdr.index)):
-                for k in range(1, K):
-                    for q in range(P):
-                        with m.Case(q | (k << port_bits)):
-                            m.d.comb += targets.eq(in_of_out[k][q])
-        room = Cat(~targets[q] | queues[q].w_rdy for q in range(P)).all()
-        m.d.comb += ctrl_fire.eq(valids.any() & room)
+                    m.d.comb += [ctrl_hdr.eq(self.ctrl_in[p].payload), targets.eq(tgts[p])]
+        m.d.comb += ctrl_fire.eq(can_go.any())
         with m.If(ctrl_fire):
             m.d.sync += last_served.eq(ctrl_port)
         for p in range(P):
             m.d.comb += self.ctrl_in[p].ready.eq(ctrl_fire & (ctrl_port == p))
         for q in range(P):
-            m.d.comb += queues[q].w_en.eq(ctrl_fire & targets[q])
+            m.d.comb += [
+                queues[q].w_data.eq(ctrl_hdr.as_value()),
+                queues[q].w_en.eq(ctrl_fire & targets[q]),
+            ]
+
+        # -- expected sequence numbers ----------------------------------------------------
+        # acked[s][q]: what the receiver at output q of slot s last said it has (every
+        # packet before it), from the ACK/NACKs passing by. floor: the least of those over
+        # the flow's receivers, which every sender of the flow has been told; no sender will
+        # ever send a packet before it again, so E never stays below it.
+        acked = [[Signal(SEQ_BITS, name=f"acked_s{k}_q{q}") for q in range(P)] for k in range(K)]
+        fr = self.flows.payload
+        said = (
+            ctrl_fire
+            & ((ctrl_hdr.kind == KIND_ACK) | (ctrl_hdr.kind == KIND_NACK))
+            & (ctrl_hdr.index != UNICAST_INDEX)
+        )
+        nack = said & (ctrl_hdr.kind == KIND_NACK)
+        floor = [Signal(SEQ_BITS, name=f"floor_s{k}") for k in range(K)]
+        for k in range(1, K):
+            fresh = []
+            for q in range(P):
+                now = said & (ctrl_hdr.index == k) & (ctrl_port == q)
+                f = Signal(SEQ_BITS, name=f"acked_next_s{k}_q{q}")
+                m.d.comb += f.eq(
+                    Mux(now & _before(acked[k][q], ctrl_hdr.seq), ctrl_hdr.seq, acked[k][q])
+                )
+                fresh.append(f)
+                rewrite = self.flows.valid & (fr.slot == k) & (fr.port == q) & (fr.table == 1)
+                m.d.sync += acked[k][q].eq(Mux(rewrite, 0, f))
+            # The least over the receivers of the packet's flow: the outputs whose flow has
+            # the same inputs (``targets``).
+            pick, have = Const(0, SEQ_BITS), Const(0)
+            for q in range(P):
+                member = in_of_out[k][q] == targets
+                take = member & (~have | _before(fresh[q], pick))
+                pick = Mux(take, fresh[q], pick)
+                have = have | member
+            m.d.comb += floor[k].eq(pick)
+        for k in range(1, K):
+            for p in range(P):
+                after = Signal(SEQ_BITS, name=f"E_next_s{k}_p{p}")
+                committed = may_commit & (run_k == k) & go[p]
+                m.d.comb += after.eq(Mux(committed, E[k][p] + 1, E[k][p]))
+                mine = said & (ctrl_hdr.index == k) & targets[p]
+                rewound = Mux(nack & _before(ctrl_hdr.seq, after), ctrl_hdr.seq, after)
+                lifted = Mux(_before(rewound, floor[k]), floor[k], rewound)
+                with m.If(written[k][p]):
+                    m.d.sync += E[k][p].eq(0)
+                with m.Elif(mine):
+                    m.d.sync += E[k][p].eq(lifted)
+                with m.Else():
+                    m.d.sync += E[k][p].eq(after)
         return m
 
 
