@@ -4,8 +4,8 @@
 Every scenario runs Go-Back-N NPUs over credit-based links (faulty ones where the scenario
 says) against the generated Verilog; the endpoints check every delivered packet bit for bit
 against the functional model, once and in order. These tests check what the report says
-on top of that: every stream delivered everything it had to, clean links lost nothing, and
-faulty links did damage packets that were then repaired. One build per (simulator,
+on top of that: every stream delivered everything it had to, nothing arrived damaged over
+clean links, and faulty links did damage packets that were then repaired. One build per (simulator,
 variant), shared through the build root with every other co-simulation test.
 """
 
@@ -78,8 +78,8 @@ def _check(
     params: PacketParams, sim: str, scenarios: list[PacketScenario], label: str
 ) -> PacketCosimResult:
     """Run, and check every scenario's report: passed, every stream delivered exactly what
-    it had to, a clean link neither lost nor damaged anything, a faulty one did both and
-    Go-Back-N repaired it."""
+    it had to, nothing arrived damaged over clean links, faulty ones lost and damaged
+    packets and Go-Back-N repaired them."""
     result = run_packet(params, sim, scenarios, label=label, root=ROOT)
     assert result.passed, result.summary()
     assert list(result.scenarios) == [s.name for s in scenarios]
@@ -100,8 +100,10 @@ def _check(
             assert faults["flits"] > r["packets_delivered"] * params.fmt.packet_flits
         else:
             assert faults["dropped"] == faults["corrupted"] == 0, sc.name
+            # A clean link damages nothing, so no packet arrives bad (a switch stomping a
+            # packet it forwards would show here). Resends may still happen: a sender that
+            # waits out its timeout behind higher-priority phases goes back anyway.
             assert r["bad_packets_received"] == 0, sc.name
-            assert r["retransmissions"] == 0 and r["sender_timeouts"] == 0, sc.name
         assert faults["undetected"] == 0, sc.name  # 64-bit flits: the CRC sees every fault
     three = result.scenarios["three_phases"]
     assert {vc for _, vc, _ in three["phases"]} == {VC_MP, VC_DP, VC_PP}
