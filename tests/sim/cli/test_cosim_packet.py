@@ -66,3 +66,16 @@ def test_packet_standard_scenarios_as_json(capsys):
     assert clean["packets"] == 24
     assert clean["goodput"] == pytest.approx(24 * 8 / clean["cycles"] / 4, abs=1e-4)
     assert 0 < faulty["goodput"] < clean["goodput"]
+
+
+@pytest.mark.needs("verilator")
+def test_packet_soak_from_the_command_line(capsys):
+    """--soak runs rounds of random faulty traffic until the cycles are reached, at the
+    soak's default fault rates unless told otherwise."""
+    argv = ["cosim", "--packet", "-P", "4", "--m", "3", "--lanes", "4", "--dtype", "bf16"]
+    assert main([*argv, "--soak", "6000", "--corrupt", "0.002", "--root", str(ROOT), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["passed"] and out["soak_cycles"] >= 6000 and out["errors"] == []
+    assert (out["drop"], out["corrupt"]) == (1e-3, 0.002)
+    assert sum(r["cycles"] for r in out["scenarios"]) == out["soak_cycles"]
+    assert all(r["passed"] and r["packets"] > 0 for r in out["scenarios"])
