@@ -167,5 +167,6 @@ def run_packet_cli(args: argparse.Namespace) -> int:
         for e in errors:
             print(f"FAIL {e}")
         status = "passed" if passed else "FAILED"
-        print(f"{args.sim} {params.name}: {len(rows)} scenario(s) {status}")
+        cycles = f", {extra['soak_cycles']} cycles" if args.soak else ""
+        print(f"{args.sim} {params.name}: {len(rows)} scenario(s){cycles} {status}")
     return 0 if passed else 1
