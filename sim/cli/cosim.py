@@ -4,7 +4,8 @@ Without ``--flows`` it runs the standard scenarios (fredfab.sim.verify.scenarios
 kind, unicast permutations, concurrent flows, reconfiguration under traffic, reset default,
 reset in the middle of traffic); with ``--flows`` it runs the given concurrent flows as
 phases under the chosen idle and backpressure patterns. ``--fabric`` co-simulates a whole
-fabric of switches instead (fredfab.sim.cli.cosim_fabric). Exit status 1 on any mismatch, with
+fabric of switches instead (fredfab.sim.cli.cosim_fabric), ``--packet`` the packet-mode
+switch with its own scenarios (fredfab.sim.cli.cosim_packet). Exit status 1 on any mismatch, with
 the first mismatching flit of every failing scenario; 2 on bad input; 3 when the
 ``--flows`` cannot be routed together.
 """
@@ -38,11 +39,13 @@ HELP = "co-simulate a generated switch (cocotb on Icarus or Verilator) against t
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from fredfab.sim.cli.cosim_fabric import add_fabric_arguments
+    from fredfab.sim.cli.cosim_packet import add_packet_arguments
     from fredfab.sim.verify.scenarios import PATTERN_NAMES, SCENARIO_NAMES
 
     p.add_argument("--sim", choices=cosim.SIMULATORS, default="verilator")
     add_params_arguments(p, ports_required=False)
     add_fabric_arguments(p)
+    add_packet_arguments(p)
     p.add_argument(
         "--flows",
         nargs="+",
@@ -59,7 +62,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--packets",
         type=bounded_int(COSIM_PACKETS),
         default=4,
-        help=f"packets per flow and phase ({span(COSIM_PACKETS)}; default 4)",
+        help=f"packets per flow and phase, of --flows or --packet ({span(COSIM_PACKETS)}; "
+        "default 4)",
     )
     p.add_argument(
         "--scenario",
@@ -93,8 +97,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fredfab.sim.cli.cosim_packet import check_packet_options, run_packet_cli
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
 
+    check_packet_options(args)
+    if args.packet:
+        check_folder(args.root, "build folder")
+        return run_packet_cli(args)
     if args.fabric:
         from fredfab.sim.cli.cosim_fabric import run_fabric
 

@@ -8,6 +8,8 @@ neighbouring pairs, DP reduces across all ports, PP sends from each port to the 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from fredfab.model.flow import Flow
@@ -76,3 +78,22 @@ def standard(ports: int, seed: int = 1, packets: int = 12) -> list[PacketScenari
             LinkHostility(drop=0.01, corrupt=0.01, stall=0.3, idle=0.2),
         ),
     ]
+
+
+def with_fault_rates(
+    scenarios: list[PacketScenario], drop: float | None, corrupt: float | None
+) -> list[PacketScenario]:
+    """The scenarios with ``drop`` / ``corrupt`` (where given) on the links of every scenario
+    that already has faulty links; the others stay clean, so that they keep checking a
+    lossless run."""
+    out = []
+    for s in scenarios:
+        if s.links.drop or s.links.corrupt:
+            links = replace(
+                s.links,
+                drop=s.links.drop if drop is None else drop,
+                corrupt=s.links.corrupt if corrupt is None else corrupt,
+            )
+            s = replace(s, links=links)
+        out.append(s)
+    return out

@@ -1,0 +1,172 @@
+"""`fred cosim --packet`: co-simulate the packet-mode switch (hw/packet/) with Go-Back-N NPUs
+on credit-based links, on Icarus or Verilator.
+
+Runs the standard packet scenarios (fredfab.sim.verify.packet.scenarios: MP and DP
+All-Reduce, all-to-all unicast, the three phases at random times, the same on faulty
+links), or with ``--soak CYCLES`` random three-phase traffic on faulty links until that many
+cycles have run (fredfab.sim.verify.packet.soak). Every delivery is checked bit for bit,
+once and in order. Prints one row per scenario: cycles, packets delivered,
+retransmissions, packets received damaged, and goodput (payload flits delivered per cycle
+per port). Exit status 1 when a scenario fails, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from fredfab.model.packet.format import PKT_BITS, PacketFormat
+from fredfab.sim.cli import UserError
+from fredfab.sim.cli.arguments import bounded_float, bounded_int, span
+
+#: Payload flits per data packet, and packets each data VC buffers (model/packet/format.py).
+PACKET_FLITS = (1, 64)
+DATA_DEPTH = (1, (1 << PKT_BITS) - 1)
+#: Per-flit fault rates of --drop / --corrupt (a link losing more than half is no link).
+FAULT_RATE = (0.0, 0.5)
+#: Cycles of --soak: at least one scenario's worth, at most about a day on Verilator.
+SOAK_CYCLES = (1_000, 1_000_000_000)
+#: Options of `fred cosim` that mean nothing in packet mode.
+CIRCUIT_ONLY = ("fabric", "flows", "scenario", "inject_error", "timing_card", "waves")
+_DEFAULT_FMT = PacketFormat()
+
+
+def add_packet_arguments(p: argparse.ArgumentParser) -> None:
+    from fredfab.sim.verify.packet.soak import FAULT_RATE as SOAK_RATE
+
+    g = p.add_argument_group("packet mode (--packet)")
+    g.add_argument(
+        "--packet",
+        action="store_true",
+        help="co-simulate the packet-mode switch: standard packet scenarios (or --soak)",
+    )
+    g.add_argument(
+        "--packet-flits",
+        type=bounded_int(PACKET_FLITS),
+        help=f"payload flits per data packet ({span(PACKET_FLITS)}; "
+        f"default {_DEFAULT_FMT.packet_flits})",
+    )
+    g.add_argument(
+        "--data-depth",
+        type=bounded_int(DATA_DEPTH),
+        help=f"packets each data VC of an input buffers ({span(DATA_DEPTH)}; "
+        f"default {_DEFAULT_FMT.data_depth})",
+    )
+    g.add_argument(
+        "--drop",
+        type=bounded_float(FAULT_RATE),
+        help=f"per-flit drop rate on every link of the fault scenario ({span(FAULT_RATE)}; "
+        f"default 0.01; with --soak {SOAK_RATE:g})",
+    )
+    g.add_argument(
+        "--corrupt",
+        type=bounded_float(FAULT_RATE),
+        help=f"per-flit rate of flipped data bits, likewise ({span(FAULT_RATE)}; "
+        f"default 0.01; with --soak {SOAK_RATE:g})",
+    )
+    g.add_argument(
+        "--soak",
+        type=bounded_int(SOAK_CYCLES),
+        metavar="CYCLES",
+        help=f"instead of the standard scenarios, random traffic on faulty links until "
+        f"CYCLES cycles have run ({span(SOAK_CYCLES)}; 10**6 take minutes on Verilator)",
+    )
+
+
+def check_packet_options(args: argparse.Namespace) -> None:
+    """Packet options only with --packet, circuit-only options never with it."""
+    if args.packet:
+        for name in CIRCUIT_ONLY:
+            if getattr(args, name):
+                raise UserError(f"--{name.replace('_', '-')} does not apply to --packet")
+        return
+    for name in ("packet_flits", "data_depth", "drop", "corrupt", "soak"):
+        if getattr(args, name) is not None:
+            raise UserError(f"--{name.replace('_', '-')} needs --packet")
+
+
+def _params(args: argparse.Namespace):
+    from fredfab.hw.packet.params import PacketParams
+    from fredfab.sim.cli.generate import params_from
+
+    fmt = PacketFormat(
+        packet_flits=args.packet_flits or _DEFAULT_FMT.packet_flits,
+        data_depth=args.data_depth or _DEFAULT_FMT.data_depth,
+    )
+    return PacketParams(params_from(args), fmt)
+
+
+def _table(rows: list[dict]) -> str:
+    cols = list(rows[0])
+    cells = [[f"{v:.4f}" if isinstance(v, float) else str(v) for v in r.values()] for r in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def run_packet_cli(args: argparse.Namespace) -> int:
+    from fredfab.sim.verify import cosim
+    from fredfab.sim.verify.packet.metrics import scenario_row
+
+    if args.ports is None:
+        raise UserError("--ports is required")
+    params = _params(args)
+    try:
+        cosim.check_simulator(args.sim)
+    except cosim.CosimError as exc:  # a missing tool: the user's to install
+        raise UserError(str(exc)) from None
+    if not args.json:
+        what = f"soak of {args.soak} cycles" if args.soak else "standard packet scenarios"
+        print(f"{args.sim}: {params.name}, {what} ...", flush=True)
+    if args.soak:
+        from fredfab.sim.verify.packet.soak import FAULT_RATE as SOAK_RATE
+        from fredfab.sim.verify.packet.soak import packet_soak
+
+        drop = SOAK_RATE if args.drop is None else args.drop
+        corrupt = SOAK_RATE if args.corrupt is None else args.corrupt
+        soak = packet_soak(
+            params,
+            args.soak,
+            args.sim,
+            drop=drop,
+            corrupt=corrupt,
+            seed=args.seed,
+            root=args.root,
+            label="cli-soak",
+        )
+        reports, passed, errors = soak.scenarios, soak.passed, soak.errors
+        extra = {"soak_cycles": soak.cycles, "drop": drop, "corrupt": corrupt}
+    else:
+        from fredfab.sim.verify.packet.cosim import run_packet
+        from fredfab.sim.verify.packet.scenarios import standard, with_fault_rates
+
+        scenarios = with_fault_rates(
+            standard(params.ports, seed=args.seed, packets=args.packets), args.drop, args.corrupt
+        )
+        result = run_packet(params, args.sim, scenarios, label="cli", root=args.root)
+        reports, passed = result.scenarios, result.passed
+        errors = [
+            f"{n}: {'; '.join(r['errors'][:2])}" for n, r in reports.items() if not r["passed"]
+        ]
+        extra = {"run_dir": str(result.run_dir)}
+    rows = [scenario_row(n, r, params) for n, r in reports.items()]
+    if args.json:
+        out = {
+            "sim": args.sim,
+            "variant": params.name,
+            "passed": passed,
+            **extra,
+            "errors": errors,
+            "scenarios": rows,
+        }
+        print(json.dumps(out, indent=1))
+    else:
+        if rows:
+            print(_table(rows))
+        for e in errors:
+            print(f"FAIL {e}")
+        status = "passed" if passed else "FAILED"
+        cycles = f", {extra['soak_cycles']} cycles" if args.soak else ""
+        print(f"{args.sim} {params.name}: {len(rows)} scenario(s){cycles} {status}")
+    return 0 if passed else 1
