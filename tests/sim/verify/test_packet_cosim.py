@@ -45,16 +45,6 @@ SWEEP = [
     _pk(4, 3, 2, "int32", arch="xbar"),
     _pk(4, 2, 4, "fp16", packet_flits=4, data_depth=2),
 ]
-#: A known failure, kept visible: on the crossbar variant below, three_phases_faults
-#: (seed 3) stops after the DP All-Reduce's first packet, every input's DP buffer full and
-#: every NPU out of DP credits; the Amaranth simulator does the same
-#: (tests/hw/packet/switch_harness.py with max_cycles=4000), so it is the design, not a
-#: simulator. P = 8 fp16 at 3% faults (-m slow) stops likewise, its receivers at packets 7
-#: to 10 of 16. Strict: a fix fails this mark, which then goes.
-WIDE_DEADLOCK = "fred_clos_p8_m3_l4_fp16_r1_pk8_d4"
-KNOWN_DEADLOCK = pytest.mark.xfail(
-    strict=True, reason="the DP All-Reduce stops making progress on faulty links"
-)
 #: Wider sweep (-m slow): more ports, every element type, pipelines without and with two
 #: register slices per stage, other packet sizes and buffer depths; each with its own
 #: fault rates on the fault scenario (drop, corrupt).
@@ -89,9 +79,10 @@ def _check(
         r = result.scenarios[sc.name]
         assert r["packets_delivered"] == expected_packets(sc), sc.name
         assert r["deliveries"] and all(
-            first is not None and last is not None and first <= last
-            for first, last in r["deliveries"].values()
+            first is not None and last is not None and first <= last and count > 0
+            for first, last, count in r["deliveries"].values()
         ), sc.name
+        assert sum(count for _, _, count in r["deliveries"].values()) == r["packets_delivered"]
         faults = r["faults"]
         if sc.links.drop or sc.links.corrupt:
             assert faults["dropped"] + faults["corrupted"] > 0, sc.name
@@ -114,7 +105,7 @@ def _check(
 @pytest.mark.parametrize("sim", SIMS)
 @pytest.mark.parametrize(
     "params",
-    [pytest.param(p, marks=[KNOWN_DEADLOCK] if p.switch.arch == "xbar" else []) for p in SWEEP],
+    SWEEP,
     ids=lambda p: p.name,
 )
 def test_standard_scenarios(sim, params):
@@ -150,10 +141,7 @@ def test_fault_rates_reach_only_faulty_scenarios():
 @pytest.mark.parametrize("sim", SIMS)
 @pytest.mark.parametrize(
     "params,rates",
-    [
-        pytest.param(p, r, marks=[KNOWN_DEADLOCK] if p.name == WIDE_DEADLOCK else [], id=p.name)
-        for p, r in WIDE
-    ],
+    [pytest.param(p, r, id=p.name) for p, r in WIDE],
 )
 def test_packet_wide_sweep(sim, params, rates):
     seed = [p for p, _ in WIDE].index(params) + 100

@@ -56,18 +56,8 @@ def test_short_soak_runs_rounds_until_the_cycles_are_reached():
 
 @pytest.mark.slow
 @pytest.mark.needs("verilator")
-@pytest.mark.xfail(
-    strict=True,
-    reason="the DP All-Reduce stops making progress on faulty links (soak_1_1: receivers "
-    "stuck at packets 865 to 879 of 1076, senders resending without end)",
-)
 def test_packet_soak_million_cycles():
-    """At least 10**6 cycles of random traffic at 1e-3 faults per flit, not one error.
-
-    A known failure, kept visible: the sixth scenario's DP All-Reduce stops delivering
-    (its receivers at different packets, its senders out of step, resending until the
-    scenario runs out of cycles); the same design failure as the crossbar variant of
-    test_packet_cosim.py. Strict: a fix fails this mark, which then goes."""
+    """At least 10**6 cycles of random traffic at 1e-3 faults per flit, not one error."""
     r = packet_soak(PARAMS, 1_000_000, "verilator", root=ROOT, label="soak-1m")
     _check(r, 1_000_000)
     assert r.total("packets_delivered") > 10_000
