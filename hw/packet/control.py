@@ -68,6 +68,10 @@ assert tuple(range(len(DATA_VCS))) == DATA_VCS  # a data VC's number is its inde
 
 #: Control packets waiting per output port for its link.
 CTRL_QUEUE_DEPTH = 4
+#: Packets' worth of cycles a unicast round may run while another round has packets
+#: waiting: it bounds how long one destination pattern keeps the others waiting, and keeps
+#: the switch-over (a drain and a slot copy, about 10 to 20 cycles) a small share of it.
+ROUND_QUANTUM_PACKETS = 8
 
 INDEX_BITS = dict(HEADER_FIELDS)["index"]
 SEQ_BITS = dict(HEADER_FIELDS)["seq"]
@@ -314,12 +318,26 @@ class PacketControl(wiring.Component):
         tgt_r = Signal.like(run_r)
         word = Signal(range(nw + 1))
         active = self.active.as_value()
+        # Cycles the running phase has run (saturating): a unicast round's quantum.
+        quantum = ROUND_QUANTUM_PACKETS * (pp.fmt.packet_flits + 1)
+        round_age = Signal(range(quantum + 1))
+        with m.If(self.reconfiguring):
+            m.d.sync += round_age.eq(0)
+        with m.Elif(round_age != quantum):
+            m.d.sync += round_age.eq(round_age + 1)
         with m.FSM():
             with m.State("RUN"):
                 same_unicast = running & (run_k == UNICAST_INDEX)
                 urgent = best_found & (~running | (best_rank < run_rank))
                 other = best_found & idle & ((best_v != run_v) | (best_k != run_k))
-                next_r = same_unicast & idle & waiting_run.any() & ~urgent & ~other
+                others = waiting_run & ~(Const(1, P) << run_r)
+                expired = round_age >= ROUND_QUANTUM_PACKETS * (pp.fmt.packet_flits + 1)
+                next_r = (
+                    same_unicast
+                    & ((idle & waiting_run.any()) | (expired & others.any()))
+                    & ~urgent
+                    & ~other
+                )
                 with m.If(urgent | other):
                     m.d.sync += [
                         tgt_v.eq(best_v),

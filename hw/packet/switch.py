@@ -72,7 +72,14 @@ class PacketSwitch(wiring.Component):
             m.submodules[f"in{p}"] = inp
             m.submodules[f"out{p}"] = out
             wiring.connect(m, wiring.flipped(self.rx[p]), inp.rx)
-            wiring.connect(m, inp.o, ic.i[p])
+            # Into the interconnect with the port's own number as ``src``, not the header's:
+            # a receiver answers the port a unicast packet really came from.
+            m.d.comb += [
+                ic.i[p].payload.eq(inp.o.payload),
+                ic.i[p].payload.src.eq(p),
+                ic.i[p].valid.eq(inp.o.valid),
+                inp.o.ready.eq(ic.i[p].ready),
+            ]
             wiring.connect(m, ic.o[p], out.i)
             wiring.connect(m, inp.ctrl, ctl.ctrl_in[p])
             wiring.connect(m, ctl.ctrl_out[p], out.ctrl)

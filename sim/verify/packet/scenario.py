@@ -78,6 +78,25 @@ class PacketScenario:
     receiver_timeout: int = 400
     max_cycles: int = 200_000
 
+    def __post_init__(self) -> None:
+        # What the switch's sequence numbers are kept for (docs/switch-rtl.md, "Control
+        # unit"): a configured slot carries one stream per input, on one VC, and a VC one
+        # configured phase at a time (two at once could wait on each other's heads).
+        by_vc: dict[int, int] = {}
+        seen: set[int] = set()
+        for ph in self.phases:
+            if ph.slot == UNICAST_INDEX:
+                continue
+            if ph.slot in seen:
+                raise ValueError(f"{self.name}: slot {ph.slot} is used by two phases")
+            seen.add(ph.slot)
+            if ph.vc in by_vc:
+                raise ValueError(
+                    f"{self.name}: VC {ph.vc} carries two configured phases (slots "
+                    f"{by_vc[ph.vc]} and {ph.slot}); a VC serves one at a time"
+                )
+            by_vc[ph.vc] = ph.slot
+
     def to_dict(self) -> dict:
         return asdict(self)
 

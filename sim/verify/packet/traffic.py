@@ -89,7 +89,6 @@ def build_traffic(
     et = element_type(dtype)
     sw = FunctionalSwitch(ports, m, et, arch=arch)
     out = PacketTraffic(sends={p: [] for p in range(ports)}, recvs={p: [] for p in range(ports)})
-    used_slots: dict[int, object] = {}
     for i, phase in enumerate(scenario.phases):
         rng = np.random.default_rng([scenario.seed, i])
         flows = phase.flow_list
@@ -103,19 +102,16 @@ def build_traffic(
                 )
                 out.recvs[dst].append(RecvStream(phase.vc, UNICAST_INDEX, src, packets))
             continue
-        if phase.slot in used_slots and used_slots[phase.slot] != phase.flows:
-            raise ValueError(f"slot {phase.slot} is given two different flow sets")
         routing = sw.route(flows)
-        if phase.slot not in used_slots:
-            used_slots[phase.slot] = phase.flows
-            out.loads.append(
-                SlotLoad(
-                    phase.slot,
-                    routing.config.to_words(word_width),
-                    inputs_of_input(routing.flows, ports),
-                    inputs_of_output(routing.flows, ports),
-                )
+        # One phase per slot (PacketScenario checks it), so one load each.
+        out.loads.append(
+            SlotLoad(
+                phase.slot,
+                routing.config.to_words(word_width),
+                inputs_of_input(routing.flows, ports),
+                inputs_of_output(routing.flows, ports),
             )
+        )
         data = {
             p: random_data(rng, et, (n * lanes,)).reshape(n, lanes)
             for f in routing.flows

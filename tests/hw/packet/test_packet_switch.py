@@ -64,3 +64,41 @@ def test_faulty_links_still_deliver_exactly_once_in_order():
 
 def test_pp_ring_on_the_unicast_index():
     _check(PacketScenario("pp", (PacketPhase.of(VC_PP, UNICAST_INDEX, pp_flows(P), 4),)))
+
+
+@pytest.mark.parametrize(
+    "phases, message",
+    [
+        (
+            (
+                PacketPhase.of(VC_DP, DP_SLOT, dp_flows(P), 2),
+                PacketPhase.of(VC_MP, DP_SLOT, mp_flows(P), 2),
+            ),
+            "slot 2 is used by two phases",
+        ),
+        (
+            (
+                PacketPhase.of(VC_DP, DP_SLOT, dp_flows(P), 2),
+                PacketPhase.of(VC_DP, MP_SLOT, mp_flows(P), 2),
+            ),
+            "VC 1 carries two configured phases",
+        ),
+    ],
+)
+def test_scenarios_the_sequence_numbers_cannot_serve_are_refused(phases, message):
+    with pytest.raises(ValueError, match=message):
+        PacketScenario("bad", phases)
+
+
+def test_a_long_unicast_stream_does_not_starve_another_round():
+    """0 -> 1 (round 1) streams 40 packets; 2 -> 0 (round 2) sends 2 from cycle 5: the
+    round quantum lets them through long before the long stream ends."""
+    from fredfab.model.flow import Flow
+
+    long = PacketPhase.of(VC_PP, UNICAST_INDEX, [Flow([0], [1])], 40)
+    short = PacketPhase.of(VC_PP, UNICAST_INDEX, [Flow([2], [0])], 2, start=5)
+    result = _check(PacketScenario("rounds", (long, short)))
+    npu = {n.port: n for n in result.npus}
+    short_done = npu[0].last_delivery[(VC_PP, UNICAST_INDEX, 2)]
+    long_done = npu[1].last_delivery[(VC_PP, UNICAST_INDEX, 0)]
+    assert short_done < long_done / 2, (short_done, long_done)
