@@ -12,6 +12,10 @@ Rows have a ``what`` column:
   every link, rate in {0, 1e-4, 1e-3, 1e-2}: goodput (payload flits delivered per cycle
   per port), retransmissions per delivered packet, faults.
 - ``soak``: fredfab.sim.verify.packet.soak for 10**6 cycles at 1e-3 (``--quick``: 5 * 10**4).
+- ``costs``: what the protocol costs, as the timing card states it
+  (fredfab.sim.verify.packet.timing): link cycles per packet without payload (the header),
+  payload rate of a phase alone and of MP and DP competing, preemption latency, credit round
+  trip, the served phase's share while another waits; P = 4 and 8 on Verilator.
 
 Builds are cached under build/cosim and reported apart from run times.
 """
@@ -132,5 +136,29 @@ def _soak_rows(quick: bool) -> list[dict]:
     ]
 
 
+def _cost_rows(quick: bool) -> list[dict]:
+    from fredfab.sim.verify.packet.timing import measure_packet_costs
+
+    rows = []
+    for params in SPEED_VARIANTS[:1] if quick else SPEED_VARIANTS:
+        m = measure_packet_costs(params, "verilator")
+        rows.append(
+            {
+                "what": "costs",
+                "sim": "verilator",
+                "variant": params.name,
+                "passed": True,
+                "header_flits": m.header_flits,
+                "payload_rate_alone": m.payload_rate_alone,
+                "payload_rate_mp_competing": m.payload_rate_competing["mp"],
+                "payload_rate_dp_competing": m.payload_rate_competing["dp"],
+                "preempt_cycles": m.preempt_cycles,
+                "credit_rtt_cycles": m.credit_rtt_cycles,
+                "vc_share": m.vc_share,
+            }
+        )
+    return rows
+
+
 def run(quick: bool = False) -> list[dict]:
-    return _speed_rows(quick) + _goodput_rows(quick) + _soak_rows(quick)
+    return _speed_rows(quick) + _goodput_rows(quick) + _cost_rows(quick) + _soak_rows(quick)
