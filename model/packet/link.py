@@ -27,8 +27,8 @@ the sender paid for comes back as exactly one credit:
 * a head flit with a bad CRC has no usable header: its packet (its body flits, framed by the
   same rules) is dropped when it ends; its ``pkt`` is still trusted, since ``pkt`` is a link
   control symbol that the link protects separately (model/packet/format.py);
-* tail timeout: once no flit has arrived on a data VC for ``tail_timeout(fmt)`` cycles, the
-  packet open on it ends (padded, or dropped, and its credit returned), and body flits of
+* tail timeout: once ``tail_timeout(fmt)`` cycles have passed without a flit on a data VC,
+  the packet open on it ends (padded, or dropped, and its credit returned), and body flits of
   that packet arriving later (the flit after the silence carries the same ``pkt`` as the
   one before it, and so do those following it) are dropped before the rules above see
   them: they neither fill nor end anything, nor count as a new packet;
@@ -240,7 +240,7 @@ class LinkReceiver:
 
     def tick(self, now: int) -> list[LinkEvent]:
         """Set the clock to cycle ``now`` (flits pushed from here on arrive in it) and end
-        the packets whose VC has been silent for over ``tail_timeout`` cycles."""
+        the packets whose VC is silent (``_silent``)."""
         if self.now is not None and now < self.now:
             raise ValueError(f"the clock runs forward: cycle {now} after {self.now}")
         self.now = now
@@ -251,7 +251,8 @@ class LinkReceiver:
         return events
 
     def _silent(self, vc: int) -> bool:
-        """No flit on ``vc`` for more than ``tail_timeout`` cycles (never without a clock)."""
+        """At least ``tail_timeout`` cycles without a flit on ``vc`` between its last flit
+        and ``now`` (never without a clock)."""
         if self.now is None:
             return False
         last = self.arrived[vc]
