@@ -246,6 +246,19 @@ def test_every_head_of_a_credit_window_lost_the_credits_still_come_back(params):
     assert all(credit > last for (credit, _), last in zip(rec.credits, lasts, strict=False))
 
 
+def test_a_packet_without_head_or_tail_frees_a_one_packet_window():
+    """With one credit, A loses its head and its last flit: its body is counted as A, and
+    the timeout ends it, so its credit comes back and B goes out."""
+    params = PacketParams(SWITCH, PacketFormat(packet_flits=2, data_depth=1))
+    a, b = packets(np.random.default_rng(9), VC_PP, 2, params)
+    sender = WindowSender([(VC_PP, link_flits(a, 0)[1:-1]), (VC_PP, link_flits(b, 1))])
+    rec = run_port(params, sender, commit_all())
+    assert sender.done
+    assert rec.out == clean_out(b) and [h for _, h, _ in rec.decided] == [b.header]
+    assert rec.credits_of(VC_PP) == 2
+    assert rec.credits[0][0] > rec.rx[0][0] + tail_timeout(params.fmt)
+
+
 def _late_tail(idle: int) -> tuple[Record, Packet, Packet, int]:
     """A (on MP) sends its head and two payload flits, goes quiet for ``idle`` cycles, then
     sends the rest; B follows at once."""
