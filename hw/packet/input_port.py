@@ -6,14 +6,28 @@ set when its CRC-8 fails (a stomped CRC fails too). The writer never waits: cred
 guarantee space. A flit that meets a full FIFO is lost and raises the sticky ``overflow``:
 its sender broke the credit rule.
 
+Tail timeout (data VCs). The writer counts the cycles since the last flit of each data VC;
+after ``tail_timeout`` (model/packet/link.py: ``TAIL_TIMEOUT_PACKETS`` packets' worth of
+cycles, above any gap a sender leaves inside a packet) it raises ``expired`` until it next
+stores a flit of the VC, and the reader ends the packet it waits on. A body flit arriving
+after such a silence with the same ``pkt`` as the flit before it is a late flit of that
+packet: it, and the flits after it with that ``pkt``, are dropped here, never stored. So
+they cannot be taken for anything else, and the FIFO needs no room for them: the packet's
+credit, returned at the timeout, lets the sender refill exactly the slots its stored flits
+left.
+
 Data VC reader, one per VC, three states:
 
 * IDLE: reads the flit at the front of the FIFO. A head flit starts a packet: its ``pkt``
   (a link control symbol, trusted even when the CRC fails) returns
   ``(pkt - last_pkt - 1) mod 16`` credits for packets lost whole. With a good CRC its
   header goes to ``head[v]`` (WAIT); with a bad one the packet is dropped (BODY, dropping).
-  A body flit met here has lost its head: it is dropped and returns nothing (the next
-  head's ``pkt`` gap returns its packet's credit).
+  A body flit met here has lost its head. If its ``pkt`` is the next one expected
+  (``last_pkt + 1``), it is that packet arriving without its head: ``last_pkt`` takes its
+  ``pkt`` (so the next head's gap does not count it again) and the packet is dropped (BODY,
+  dropping, the flit left for BODY to take), returning its credit when its run of flits
+  ends. A body flit with any other ``pkt`` is dropped and returns nothing (a later flit's
+  ``pkt`` counts its packet).
 * WAIT: ``head[v].valid``; ``commit[v]`` streams the packet into ``o``, ``discard[v]``
   drops it (commit wins if both pulse). The first body flit moves in that same cycle, so a
   VC committed at once carries one packet every ``packet_flits + 1`` cycles, the link rate.
@@ -22,15 +36,18 @@ Data VC reader, one per VC, three states:
   packet's ``pkt``) fills the next slot, bad if its CRC failed, or if it fills the final
   slot without ``last`` (the sender's framing disagrees with the format; the body flits
   after it are orphans). A head flit met early, a body flit of another packet (whose head
-  was lost), or an earlier ``last`` ends the packet: the remaining slots are padded with
-  zero data, bad, and the flit that ended it stays for IDLE. When dropping, slots are
-  filled without waiting for ``o``. The final slot returns the packet's credit: all of its
-  flits have left the FIFO by then.
+  was lost), an earlier ``last``, or the tail timeout (the FIFO is empty and ``expired``)
+  ends the packet: the remaining slots are padded with zero data, bad, and the flit that
+  ended it stays for IDLE. When dropping, slots are filled without waiting for ``o``. The
+  final slot returns the packet's credit: all of its stored flits have left the FIFO by
+  then.
 
-Limits of repair, from the format: a packet whose remaining flits were lost and after
-which nothing arrives on its VC waits in BODY until the next flit of that VC shows where it
-ended, and the credits of packets lost whole come back only with a later head of their VC
-(the link has no timeout).
+Limits of repair, from the format: a packet whose tail was lost ends ``tail_timeout``
+cycles after the last flit of its VC (or earlier, with the next flit of that VC); a packet
+waits in WAIT for the control unit however long. The credits of packets lost whole come
+back only with a later flit that counts them (a head, or the first body flit of the packet
+after the last one counted): if the first packet not counted is lost whole and every later
+one of the sender's credit window loses its head, the VC stalls (model/packet/link.py).
 
 Control VC reader: every control flit is one packet and returns one credit, and its
 ``pkt`` returns gap credits as above; a good one is offered on ``ctrl`` (its header), a bad
@@ -67,6 +84,7 @@ from fredfab.hw.packet.layouts import (
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.skid import SkidBuffer
 from fredfab.model.packet.format import DATA_VCS, HEADER_BITS, N_VCS, PKT_BITS, VC_CTRL
+from fredfab.model.packet.link import tail_timeout
 
 #: A gap returns at most 15 credits; a conforming sender never has more than ``data_depth``
 #: (<= 15) outstanding, so this bound is never reached by one.
@@ -124,6 +142,7 @@ class DataReader(wiring.Component):
         super().__init__(
             {
                 "i": In(_entry_stream(params)),
+                "expired": In(1),
                 "head": Out(head_layout(params)),
                 "commit": In(1),
                 "discard": In(1),
@@ -158,7 +177,9 @@ class DataReader(wiring.Component):
         final = n == pf - 1
         # A flit that is not this packet's next one: a head, or a body flit of another packet.
         ends = f.head | (f.pkt != last_pkt)
-        pad = ended | (self.i.valid & ends)
+        # The tail timeout: every stored flit has been read and the VC has been silent.
+        timeout = ~ended & ~self.i.valid & self.expired
+        pad = ended | (self.i.valid & ends) | timeout
         take = ~ended & self.i.valid & ~ends
         fills = (streams | drops) & (pad | take)
         advance = fills & (drops | self.o.ready)
@@ -172,6 +193,10 @@ class DataReader(wiring.Component):
         ]
         with m.If(decided):
             m.d.sync += [self.head.valid.eq(0), state.eq(2), dropping.eq(~self.commit)]
+        with m.If((streams | drops) & timeout):
+            # Keep padding (and ``o.valid``) once timed out, even if ``expired`` falls before
+            # the slot moves: whatever arrives after the silence is not this packet's.
+            m.d.sync += ended.eq(1)
         with m.If(advance):
             m.d.comb += self.i.ready.eq(take)
             with m.If(final):
@@ -180,11 +205,10 @@ class DataReader(wiring.Component):
             with m.Else():
                 m.d.sync += [n.eq(n + 1), ended.eq(pad | f.last)]
 
-        # --- IDLE: read a head (or drop an orphan body flit) ---
+        # --- IDLE: read a head, start a headless packet, or drop an orphan body flit ---
         with m.If(idle & self.i.valid):
-            m.d.comb += self.i.ready.eq(1)
             with m.If(f.head):
-                m.d.comb += gap_due.eq(_gap(f.pkt, last_pkt))
+                m.d.comb += [self.i.ready.eq(1), gap_due.eq(_gap(f.pkt, last_pkt))]
                 # A head flit carrying ``last`` has no payload at all: every slot is padding.
                 m.d.sync += [last_pkt.eq(f.pkt), n.eq(0), ended.eq(f.last)]
                 with m.If(f.bad):
@@ -195,6 +219,13 @@ class DataReader(wiring.Component):
                         self.head.valid.eq(1),
                         self.head.header.eq(f.data[:HEADER_BITS]),
                     ]
+            with m.Elif(_gap(f.pkt, last_pkt) == 0):
+                # The next packet, its head lost: counted now, dropped in BODY, which takes
+                # this flit as its first (it is not read here) and returns the credit.
+                m.d.sync += [last_pkt.eq(f.pkt), n.eq(0), ended.eq(0)]
+                m.d.sync += [state.eq(2), dropping.eq(1)]
+            with m.Else():
+                m.d.comb += self.i.ready.eq(1)
         return m
 
 
@@ -266,13 +297,18 @@ class InputPort(wiring.Component):
             entry.bad.eq(crc_of(rx.data) != rx.crc),
         ]
         fifos = []
+        expired: dict[int, Signal] = {}
         for vc in range(N_VCS):
             fifo = vc_fifo(layout.size, self.fifo_depth(vc))
             m.submodules[f"fifo{vc}"] = fifo
             fifos.append(fifo)
             arrives = self.rx.valid & (rx.vc == vc)
-            m.d.comb += [fifo.w_data.eq(entry), fifo.w_en.eq(arrives)]
-            with m.If(arrives & ~fifo.w_rdy):
+            store = arrives
+            if vc != VC_CTRL:
+                expired[vc] = Signal(name=f"expired{vc}")
+                store = self._tail_timer(m, arrives, expired[vc])
+            m.d.comb += [fifo.w_data.eq(entry), fifo.w_en.eq(store)]
+            with m.If(store & ~fifo.w_rdy):
                 m.d.sync += self.overflow.eq(1)
 
         # --- readers and credits ---
@@ -290,6 +326,7 @@ class InputPort(wiring.Component):
             connect(fifos[vc], reader)
             m.d.comb += [
                 self.head[vc].eq(reader.head),
+                reader.expired.eq(expired[vc]),
                 reader.commit.eq(self.commit[vc]),
                 reader.discard.eq(self.discard[vc]),
                 reader.o.ready.eq(skid.i.ready),
@@ -313,3 +350,25 @@ class InputPort(wiring.Component):
             streaming = streaming | reader.streaming
         m.d.comb += self.busy.eq(streaming | skid.busy)
         return m
+
+    def _tail_timer(self, m: Module, arrives: Value, expired: Signal) -> Value:
+        """The tail timeout of one data VC (module docstring): drives ``expired`` and
+        returns whether the arriving flit is stored (a late flit is not)."""
+        rx = self.rx.payload
+        limit = tail_timeout(self.params.fmt)
+        # Cycles since the VC's last flit, saturating; it starts "silent for long".
+        quiet = Signal(range(limit + 1), init=limit)
+        silent = quiet == limit
+        arrived_pkt = Signal(PKT_BITS, init=(1 << PKT_BITS) - 1)
+        dropping_late = Signal()
+        late = ~rx.head & (rx.pkt == arrived_pkt) & (silent | dropping_late)
+        with m.If(arrives):
+            m.d.sync += [quiet.eq(0), arrived_pkt.eq(rx.pkt), dropping_late.eq(late)]
+        with m.Elif(~silent):
+            m.d.sync += quiet.eq(quiet + 1)
+        store = arrives & ~late
+        with m.If(store):
+            m.d.sync += expired.eq(0)
+        with m.Elif(silent):
+            m.d.sync += expired.eq(1)
+        return store

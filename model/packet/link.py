@@ -19,23 +19,35 @@ the sender paid for comes back as exactly one credit:
   framing disagrees with the format, so the flit is marked bad (a choice: it cannot be told
   from a damaged flit) and any body flits after it, having no packet, are dropped;
 * the sender stamps its packet's ``pkt`` on every flit: a body flit whose ``pkt`` is not its
-  open packet's belongs to a packet whose head was lost; it ends the open packet short and,
-  like every body flit with no open packet, is dropped;
+  open packet's belongs to a packet whose head was lost; it ends the open packet short;
+* a body flit with no open packet whose ``pkt`` is the next one expected (the last counted
+  plus one) *is* that packet, arriving without its head: it is counted (so the next head's
+  ``pkt`` does not count it again), its flits are dropped, and its credit is returned when
+  its run of flits ends by the rules above; a body flit with any other ``pkt`` is dropped;
 * a head flit with a bad CRC has no usable header: its packet (its body flits, framed by the
   same rules) is dropped when it ends; its ``pkt`` is still trusted, since ``pkt`` is a link
   control symbol that the link protects separately (model/packet/format.py);
+* tail timeout: once ``tail_timeout(fmt)`` cycles have passed without a flit on a data VC,
+  the packet open on it ends (padded, or dropped, and its credit returned), and body flits of
+  that packet arriving later (the flit after the silence carries the same ``pkt`` as the
+  one before it, and so do those following it) are dropped before the rules above see
+  them: they neither fill nor end anything, nor count as a new packet;
 * every flit of the control VC is one control packet: delivered when its CRC is good,
   dropped when bad; one credit each.
 
-A packet is emitted when its end is known (``last``, its flit count, or the next head of its
-VC), so a stream whose final packet lost its tail leaves that packet open. The RTL emits a
-packet when the control unit commits it; content (header, flits, bad flags) and credit counts
-are the same, only timing differs.
+A packet is emitted when its end is known (``last``, its flit count, the next flit of another
+packet of its VC, or the tail timeout). The timeout needs a clock: ``tick(now)`` sets it
+(flits pushed after it arrive in cycle ``now``) and ends the packets whose tail is overdue; a
+receiver that is never ticked never times out, and a packet whose tail was lost then stays
+open until the next flit of its VC. The RTL emits a packet when the control unit commits it;
+content (header, flits, bad flags) and credit counts are the same, only timing differs.
 
-A limit of these rules: the credits of packets lost whole come back only at the next head
-of their VC, and a packet whose tail was lost ends only then. If every packet the sender's
-credits allow is lost whole (the last one possibly keeping its head), no head can follow and
-the VC stalls: probability about drop_rate ** (data_depth * (packet_flits + 1)).
+A limit of these rules: the credits of packets lost whole come back only with a later flit
+of their VC that counts them (a head, or the first body flit of the packet just after the
+last counted one). If the first packet not yet counted is lost whole and every later one
+the sender's credits allow loses its head, nothing counts them and the VC stalls:
+probability about drop_rate ** (packet_flits + data_depth). With ``data_depth = 1`` that is
+a packet lost whole.
 """
 
 from __future__ import annotations
@@ -57,9 +69,23 @@ from .format import (
 
 PKT_MOD = 1 << PKT_BITS
 
+#: The tail timeout, in packets' worth of link cycles (``packet_flits + 1`` each). A sender
+#: may put flits of the other three VCs between two flits of a packet; one that finishes a
+#: whole packet of each of them in between leaves a gap of 3 * (packet_flits + 1) cycles, and
+#: the fourth packet covers control flits and idle cycles on top. A timeout shorter than a
+#: sender's gap would cut intact packets; a longer one only delays a packet whose tail was
+#: really lost (and its VC's credit), which is rare.
+TAIL_TIMEOUT_PACKETS = 4
+
+
+def tail_timeout(fmt: PacketFormat) -> int:
+    """Cycles without a flit on a data VC after which the packet open on it ends."""
+    return TAIL_TIMEOUT_PACKETS * fmt.data_packet_flits
+
+
 #: Reasons of ``Dropped`` events.
 DROP_BAD_HEAD = "bad head"  # a whole data packet whose head flit failed its CRC
-DROP_ORPHAN = "orphan body flit"  # one body flit whose packet's head was lost
+DROP_ORPHAN = "orphan body flit"  # one body flit of no packet being read (head lost, late)
 DROP_BAD_CONTROL = "bad control"  # one control flit that failed its CRC
 
 
@@ -181,9 +207,11 @@ class LinkSender:
 
 @dataclass
 class _Open:
-    """The packet a VC's reader is filling: ``header`` None when its head failed its CRC."""
+    """The packet a VC's reader is filling: ``header`` None when its head failed its CRC or
+    was lost (``headless``: its flits were reported dropped one by one)."""
 
     header: Header | None
+    headless: bool = False
     flits: list[tuple[int, bool]] = field(default_factory=list)
 
 
@@ -194,11 +222,41 @@ class LinkReceiver:
     fmt: PacketFormat
     last_pkt: list[int] = field(init=False)
     open: list[_Open | None] = field(init=False)
+    #: the cycle flits arrive in; None until the first ``tick``: no tail timeout
+    now: int | None = field(init=False, default=None)
+    #: per VC: the cycle of the last flit (None: none yet), its ``pkt``, and whether late
+    #: flits of the packet before a silence are being dropped
+    arrived: list[int | None] = field(init=False)
+    arrived_pkt: list[int] = field(init=False)
+    dropping_late: list[bool] = field(init=False)
 
     def __post_init__(self) -> None:
         # The sender's first packet carries pkt 0, so "the one before" is -1 mod 16.
         self.last_pkt = [PKT_MOD - 1] * N_VCS
         self.open = [None] * N_VCS
+        self.arrived = [None] * N_VCS
+        self.arrived_pkt = [PKT_MOD - 1] * N_VCS
+        self.dropping_late = [False] * N_VCS
+
+    def tick(self, now: int) -> list[LinkEvent]:
+        """Set the clock to cycle ``now`` (flits pushed from here on arrive in it) and end
+        the packets whose VC is silent (``_silent``)."""
+        if self.now is not None and now < self.now:
+            raise ValueError(f"the clock runs forward: cycle {now} after {self.now}")
+        self.now = now
+        events: list[LinkEvent] = []
+        for vc in DATA_VCS:
+            if self.open[vc] is not None and self._silent(vc):
+                events += self._close(vc)
+        return events
+
+    def _silent(self, vc: int) -> bool:
+        """At least ``tail_timeout`` cycles without a flit on ``vc`` between its last flit
+        and ``now`` (never without a clock)."""
+        if self.now is None:
+            return False
+        last = self.arrived[vc]
+        return last is None or self.now - last > tail_timeout(self.fmt)
 
     def push(self, flit: LinkFlit) -> list[LinkEvent]:
         """Read one flit; the events it causes, in link order."""
@@ -213,6 +271,19 @@ class LinkReceiver:
                 events.append(Dropped(vc, DROP_BAD_CONTROL))
             events.append(Credit(vc, 1))
             return events
+        # (``tick`` has already ended the packet open on a silent VC.)
+        silent = self._silent(vc)
+        # A body flit of the packet that was open when the VC fell silent arrives late; it and
+        # the rest of its packet are dropped (the RTL drops them before its FIFO).
+        late = (
+            not flit.head
+            and flit.pkt == self.arrived_pkt[vc]
+            and (silent or self.dropping_late[vc])
+        )
+        self.arrived[vc], self.arrived_pkt[vc] = self.now, flit.pkt
+        self.dropping_late[vc] = late
+        if late:
+            return events + [Dropped(vc, DROP_ORPHAN)]
         if flit.head:
             if self.open[vc] is not None:
                 events += self._close(vc)
@@ -221,15 +292,20 @@ class LinkReceiver:
             if flit.last:  # a head that is also last: a packet with no payload, padded
                 events += self._close(vc)
             return events
+        if self.open[vc] is not None and flit.pkt != self.last_pkt[vc]:
+            # The flit is another packet's (its head was lost): the open packet ends short.
+            events += self._close(vc)
         pending = self.open[vc]
-        if pending is None or flit.pkt != self.last_pkt[vc]:
-            # No open packet, or the flit is another packet's (its head was lost): the open
-            # packet ends short and the flit has no packet.
-            if pending is not None:
-                events += self._close(vc)
-            return events + [Dropped(vc, DROP_ORPHAN)]
+        if pending is None:
+            if flit.pkt != (self.last_pkt[vc] + 1) % PKT_MOD:
+                return events + [Dropped(vc, DROP_ORPHAN)]
+            # The next packet, arriving without its head: counted now, credited at its end.
+            self.last_pkt[vc] = flit.pkt
+            pending = self.open[vc] = _Open(None, headless=True)
         full = len(pending.flits) + 1 == self.fmt.packet_flits
         pending.flits.append((flit.data, not flit.crc_ok or (full and not flit.last)))
+        if pending.headless:
+            events.append(Dropped(vc, DROP_ORPHAN))
         if flit.last or full:
             events += self._close(vc)
         return events
@@ -244,6 +320,8 @@ class LinkReceiver:
         pending = self.open[vc]
         assert pending is not None
         self.open[vc] = None
+        if pending.headless:
+            return [Credit(vc, 1)]
         if pending.header is None:
             return [Dropped(vc, DROP_BAD_HEAD), Credit(vc, 1)]
         missing = self.fmt.packet_flits - len(pending.flits)

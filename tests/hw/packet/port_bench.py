@@ -5,7 +5,8 @@ seed: the control unit decides on the heads it sees, the sender puts one link fl
 ``rx``, the consumers of ``o`` and ``ctrl`` choose ready, then the cycle's transfers and
 credit pulses are recorded.
 
-- Senders: ``ScriptSender`` plays a fixed list of flits (directed tests);
+- Senders: ``ScriptSender`` plays a fixed list of flits (directed tests); ``WindowSender``
+  plays fixed packets' flits, each packet started only with a credit of its VC;
   ``CreditSender`` plays an NPU: it starts a packet on a VC only while it holds a credit
   for it, interleaves the VCs at random, and drops or corrupts flits as told.
 - ``Controller``: commits or discards the heads it sees at random, and commits a second VC
@@ -31,6 +32,7 @@ from fredfab.model.packet.format import (
     LinkFlit,
     crc8,
 )
+from fredfab.model.packet.link import tail_timeout
 
 # -- packets and their link flits -------------------------------------------------------
 
@@ -116,6 +118,8 @@ class Record:
     shown: list[set[int]] = field(default_factory=list)
     overflow: bool = False
     cycles: int = 0
+    #: (cycle, flit) of every flit put on ``rx``
+    rx: list[tuple[int, LinkFlit]] = field(default_factory=list)
 
     def credits_of(self, vc: int) -> int:
         return sum(1 for _, v in self.credits if v == vc)
@@ -142,13 +146,33 @@ class ScriptSender:
         return not self.flits
 
 
+class WindowSender:
+    """Sends each packet's given flits in order, one per cycle, starting a packet only while
+    it holds a credit of its VC (the flits' ``vc``; a packet whose flits were all lost still
+    spends one). A sender that loses credits for good never finishes."""
+
+    def __init__(self, packets: list[tuple[int, list[LinkFlit]]]) -> None:
+        self.packets = [(vc, list(flits)) for vc, flits in packets]
+        self.current: list[LinkFlit] = []
+
+    def next(self, credits: list[int]) -> LinkFlit | None:
+        while not self.current and self.packets and credits[self.packets[0][0]] > 0:
+            vc, self.current = self.packets.pop(0)
+            credits[vc] -= 1
+        return self.current.pop(0) if self.current else None
+
+    @property
+    def done(self) -> bool:
+        return not self.packets and not self.current
+
+
 @dataclass
 class Sent:
     """A packet as it went on the link: the flits that were not dropped."""
 
     packet: Packet
     flits: list[LinkFlit]
-    intact: bool  # every flit sent, none corrupted
+    intact: bool  # every flit sent, in time, none corrupted
 
 
 class CreditSender:
@@ -156,11 +180,18 @@ class CreditSender:
 
     A packet's flits go out in order; flits of different VCs interleave at random. Each
     flit is dropped with probability ``drop`` and corrupted with probability ``flip``,
-    except in each VC's last packet, which is kept intact so the port can close the
-    stream (the next head shows where a damaged packet ended). The head flit of a packet
-    sent with the VC's last credit is never dropped: the credits of packets lost whole
-    come back only through the ``pkt`` of a later head, and the link has no timeout, so
-    losing a whole window of heads would leave the sender without credits for good."""
+    except in each VC's last packet, which is kept intact so that every credit comes back
+    by the end of the stream. The head flit of a packet sent with the VC's last credit is
+    never dropped: the credits of packets lost whole come back only through the ``pkt`` of
+    a later flit that counts them, so losing a whole window (the first packet lost whole,
+    the others their heads) would leave the sender without credits for good.
+
+    A conforming sender never leaves ``tail_timeout`` cycles between two flits of a
+    packet: a packet's next flit goes out, whatever else is chosen, once ``max_gap`` (half
+    the timeout) cycles have passed since its previous one. Except, with probability
+    ``late`` after each flit of a packet that is not its VC's last, when the rest of the
+    packet is held for longer than the timeout: it arrives late (the packet is not
+    intact)."""
 
     def __init__(
         self,
@@ -170,6 +201,7 @@ class CreditSender:
         idle: float = 0.0,
         drop: float = 0.0,
         flip: float = 0.0,
+        late: float = 0.0,
     ) -> None:
         self.rng = rng
         self.idle = idle
@@ -177,8 +209,15 @@ class CreditSender:
         self.queues = {vc: list(q) for vc, q in queues.items()}
         self.counter = [0] * N_VCS
         self.current: dict[int, list[LinkFlit]] = {}
+        self.faulty: dict[int, bool] = {}  # the current packet is not its VC's last
         self.sent: list[Sent] = []
         self.drop, self.flip = drop, flip
+        self.late = late
+        self.timeout = tail_timeout(params.fmt)
+        self.max_gap = self.timeout // 2
+        self.cycle = 0
+        self.last_flit = [0] * N_VCS  # cycle of each VC's previous flit
+        self.resume = [0] * N_VCS  # a held packet's next flit goes out from this cycle
 
     def _start(self, vc: int, keep_head: bool) -> None:
         packet = self.queues[vc].pop(0)
@@ -196,12 +235,21 @@ class CreditSender:
             kept.append(flit)
         self.sent.append(Sent(packet, list(kept), intact))
         self.current[vc] = kept
+        self.faulty[vc] = faulty
 
     def next(self, credits: list[int]) -> LinkFlit | None:
+        cycle, self.cycle = self.cycle, self.cycle + 1
+        overdue = [
+            vc
+            for vc, flits in self.current.items()
+            if flits and cycle - self.last_flit[vc] >= self.max_gap and cycle >= self.resume[vc]
+        ]
+        if overdue:
+            return self._send(overdue[0], cycle)
         if self.rng.random() < self.idle:
             return None
         while True:
-            ready = [vc for vc, flits in self.current.items() if flits]
+            ready = [vc for vc, flits in self.current.items() if flits and cycle >= self.resume[vc]]
             ready += [
                 vc
                 for vc, q in self.queues.items()
@@ -215,7 +263,16 @@ class CreditSender:
                 self._start(vc, keep_head=credits[vc] == 0)
                 if not self.current[vc]:  # every flit dropped: try again
                     continue
-            return self.current[vc].pop(0)
+            return self._send(vc, cycle)
+
+    def _send(self, vc: int, cycle: int) -> LinkFlit:
+        self.last_flit[vc] = cycle
+        flit = self.current[vc].pop(0)
+        if self.current[vc] and self.faulty[vc] and self.rng.random() < self.late:
+            self.resume[vc] = cycle + self.timeout + 1 + int(self.rng.integers(0, self.timeout))
+            sent = next(s for s in reversed(self.sent) if s.packet.vc == vc)
+            sent.intact = False
+        return flit
 
     @property
     def done(self) -> bool:
@@ -293,6 +350,8 @@ def run_port(
             ctx.set(dut.discard, sum(1 << vc for vc in discard))
 
             flit = sender.next(credits)
+            if flit is not None:
+                rec.rx.append((cycle, flit))
             ctx.set(dut.rx.valid, flit is not None)
             ctx.set(dut.rx.payload.as_value(), flit.to_bits(width) if flit else 0)
 

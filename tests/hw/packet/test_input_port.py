@@ -26,6 +26,7 @@ from fredfab.model.packet.format import (
     PacketFormat,
     crc8,
 )
+from fredfab.model.packet.link import tail_timeout
 from tests.hw.adder_harness import lint_verilog
 from tests.hw.packet.port_bench import (
     Controller,
@@ -34,6 +35,7 @@ from tests.hw.packet.port_bench import (
     Packet,
     Record,
     ScriptSender,
+    WindowSender,
     corrupt,
     ctrl_packet,
     data_packet,
@@ -222,6 +224,104 @@ def test_orphan_body_flits_are_dropped():
     assert rec.credits_of(VC_PP) == 2
 
 
+@pytest.mark.parametrize(
+    "params", [PARAMS, PacketParams(SWITCH, PacketFormat(packet_flits=2, data_depth=1))], ids=_id
+)
+def test_every_head_of_a_credit_window_lost_the_credits_still_come_back(params):
+    """The sender spends every credit of DP on packets whose heads are all lost. Each
+    headless packet's first body flit carries the next ``pkt``: it is counted, dropped, and
+    its credit comes back once its ``last`` has been read (never before), so the sender can
+    send D (and D's head counts no packet twice). Counted only by a later head, as before,
+    these packets' credits would never come back: no head could follow."""
+    depth = params.fmt.data_depth
+    *window, d = packets(np.random.default_rng(8), VC_DP, depth + 1, params)
+    script = [(VC_DP, link_flits(p, k)[1:]) for k, p in enumerate(window)]
+    sender = WindowSender([*script, (VC_DP, link_flits(d, depth))])
+    rec = run_port(params, sender, commit_all())
+    assert sender.done
+    assert rec.out == clean_out(d)
+    assert [h for _, h, _ in rec.decided] == [d.header]
+    assert rec.credits_of(VC_DP) == depth + 1
+    lasts = [c for c, f in rec.rx if f.last][:depth]
+    assert all(credit > last for (credit, _), last in zip(rec.credits, lasts, strict=False))
+
+
+def test_a_packet_without_head_or_tail_frees_a_one_packet_window():
+    """With one credit, A loses its head and its last flit: its body is counted as A, and
+    the timeout ends it, so its credit comes back and B goes out."""
+    params = PacketParams(SWITCH, PacketFormat(packet_flits=2, data_depth=1))
+    a, b = packets(np.random.default_rng(9), VC_PP, 2, params)
+    sender = WindowSender([(VC_PP, link_flits(a, 0)[1:-1]), (VC_PP, link_flits(b, 1))])
+    rec = run_port(params, sender, commit_all())
+    assert sender.done
+    assert rec.out == clean_out(b) and [h for _, h, _ in rec.decided] == [b.header]
+    assert rec.credits_of(VC_PP) == 2
+    assert rec.credits[0][0] > rec.rx[0][0] + tail_timeout(params.fmt)
+
+
+def _late_tail(idle: int) -> tuple[Record, Packet, Packet, int]:
+    """A (on MP) sends its head and two payload flits, goes quiet for ``idle`` cycles, then
+    sends the rest; B follows at once."""
+    a, b = _two()
+    flits = link_flits(a, 0)
+    rec = _run_script(flits[:3] + [None] * idle + flits[3:] + link_flits(b, 1))
+    return rec, a, b, 2  # the cycle of A's last flit before the silence
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_the_timeout_is_tail_timeout_quiet_cycles(cut):
+    """``tail_timeout - 1`` quiet cycles inside a packet keep it whole; ``tail_timeout``
+    end it where the silence began, and its late flits are dropped."""
+    rec, a, b, _ = _late_tail(tail_timeout(PARAMS.fmt) - 1 + cut)
+    h = a.header
+    pads = [OutFlit(0, int(k == PF - 1), 1, h.seq, h.src) for k in range(2, PF)]
+    assert rec.out == (clean_out(a)[:2] + pads if cut else clean_out(a)) + clean_out(b)
+    assert rec.credits_of(VC_MP) == 2
+
+
+def test_a_lost_tail_releases_the_port_after_the_timeout():
+    """A's tail comes only after ``tail_timeout`` quiet cycles: A, committed at once, ends
+    padded bad after the timeout (``busy`` falls, its credit comes back), and its late flits
+    are dropped: they neither fill nor end B, nor count as a packet."""
+    timeout = tail_timeout(PARAMS.fmt)
+    rec, a, b, last = _late_tail(2 * timeout)
+    h = a.header
+    pads = [OutFlit(0, int(k == PF - 1), 1, h.seq, h.src) for k in range(2, PF)]
+    assert rec.out == clean_out(a)[:2] + pads + clean_out(b)
+    assert [hh for _, hh, _ in rec.decided] == [a.header, b.header]
+    assert rec.credits_of(VC_MP) == 2 and not rec.overflow
+    late = min(c for c, f in rec.rx if c > last)
+    # A's padding leaves, busy falls and A's credit returns a few cycles after the timeout,
+    # long before its late flits arrive: nothing waited for them.
+    released = rec.busy.index(False, rec.commits[0][0] + 1)
+    assert last + timeout < released <= last + timeout + 6 < late
+    assert rec.out_cycles[PF - 1] < released
+    assert last + timeout < rec.credits[0][0] < released
+
+
+def test_a_lost_tail_ends_a_packet_committed_after_the_timeout():
+    """The timeout counts from the link, not from the commit: A, committed only once its
+    VC has long been quiet and its late flits have come, still ends where the silence
+    began, and B is whole."""
+    timeout = tail_timeout(PARAMS.fmt)
+    a, b = _two()
+    flits = link_flits(a, 0)
+
+    class Late(Controller):
+        def decide(self, shown, busy):
+            self.cycle = getattr(self, "cycle", -1) + 1
+            hold = self.cycle <= 3 * timeout
+            return super().decide({vc: s and not hold for vc, s in shown.items()}, busy)
+
+    late = Late(np.random.default_rng(0))
+    rec = _run_script(flits[:3] + [None] * timeout + flits[3:] + link_flits(b, 1), late)
+    h = a.header
+    pads = [OutFlit(0, int(k == PF - 1), 1, h.seq, h.src) for k in range(2, PF)]
+    assert rec.out == clean_out(a)[:2] + pads + clean_out(b)
+    assert rec.commits[0][0] > 3 * timeout
+    assert rec.credits_of(VC_MP) == 2
+
+
 def test_bad_crc_head_drops_its_packet_and_returns_its_credit():
     a, b = _two()
     flits = link_flits(a, 0)
@@ -328,7 +428,9 @@ def test_random_drops_and_corruption_keep_packets_whole(params, seed):
     pf = params.fmt.packet_flits
     rng = np.random.default_rng(100 + seed)
     queues = {vc: packets(rng, vc, 40, params) for vc in (*DATA_VCS, VC_CTRL)}
-    sender = CreditSender(params, queues, rng.spawn(1)[0], idle=0.2, drop=0.05, flip=0.05)
+    sender = CreditSender(
+        params, queues, rng.spawn(1)[0], idle=0.2, drop=0.05, flip=0.05, late=0.03
+    )
     control = Controller(rng.spawn(1)[0], p_commit=0.6, p_discard=0.15)
     rec = run_port(params, sender, control, seed=seed, stall=0.3, ctrl_stall=0.3)
     assert sender.done
@@ -392,12 +494,19 @@ def test_same_packets_and_credits_as_the_reference_reader(params, seed):
     link = pytest.importorskip("fredfab.model.packet.link")
     rng = np.random.default_rng(1000 + seed)
     queues = {vc: packets(rng, vc, 30, params) for vc in (*DATA_VCS, VC_CTRL)}
-    sender = CreditSender(params, queues, rng.spawn(1)[0], idle=0.2, drop=0.08, flip=0.08)
+    sender = CreditSender(
+        params, queues, rng.spawn(1)[0], idle=0.2, drop=0.08, flip=0.08, late=0.03
+    )
     rec = run_port(params, sender, commit_all(), seed=seed, stall=0.3, ctrl_stall=0.3)
 
     reader = link.LinkReceiver(params.fmt)
-    # The reader works per VC, and each VC's flits went out in this order.
-    events = [e for s in sender.sent for f in s.flits for e in reader.push(f)]
+    # The same flits in the same cycles, so that the tail timeout ends the same packets.
+    events, arrivals = [], dict(rec.rx)
+    for cycle in range(rec.cycles):
+        events += reader.tick(cycle)
+        if cycle in arrivals:
+            events += reader.push(arrivals[cycle])
+    assert any(isinstance(e, link.Dropped) for e in events)
     pairs = list(zip(committed(rec), rec.packets(params.fmt.packet_flits), strict=True))
     for vc in DATA_VCS:
         want = [(e.header, e.flits) for e in events if isinstance(e, link.Packet) and e.vc == vc]

@@ -1,5 +1,6 @@
 """Link framing and the reader's repair rules: exact without faults; under random drops and
-corruption, one packet out per packet in, good packets exact, and every credit returned."""
+corruption, one packet out per packet in, good packets exact, and every credit returned;
+headless packets counted and the tail timeout."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from fredfab.model.packet.link import (
     LinkReceiver,
     LinkSender,
     Packet,
+    tail_timeout,
 )
 
 BITS = 64  # CRC-8 0x07 detects every 1..3-bit error up to 127 bits (test_faults.py)
@@ -141,15 +143,106 @@ def test_packet_lost_whole_returns_its_credit_at_the_next_head() -> None:
     assert [e.header.seq for e in events if isinstance(e, Packet)] == [0]
 
 
-def test_lost_head_drops_the_body_and_pkt_returns_the_credit() -> None:
+def test_lost_head_drops_the_body_and_returns_the_credit_at_its_last() -> None:
+    """Packet 0's body carries the next pkt: it is packet 0 without its head, credited when
+    its ``last`` is read; packet 1's head then counts nothing again."""
     headers, payloads = _packets(2)
     a, b = _stream(headers, payloads)
     rx = LinkReceiver(FMT)
-    events = _push_all(rx, a[1:] + b)
-    assert events[:4] == [Dropped(VC_DP, DROP_ORPHAN)] * 4
-    assert events[4] == Credit(VC_DP, 1)
+    assert _push_all(rx, a[1:-1]) == [Dropped(VC_DP, DROP_ORPHAN)] * 3  # no credit yet
+    events = rx.push(a[-1]) + _push_all(rx, b)
+    assert events[:2] == [Dropped(VC_DP, DROP_ORPHAN), Credit(VC_DP, 1)]
     intact = Packet(VC_DP, headers[1], [(x, False) for x in payloads[1]])
-    assert events[5:] == [intact, Credit(VC_DP, 1)]
+    assert events[2:] == [intact, Credit(VC_DP, 1)]
+
+
+def test_a_headless_packet_ends_at_the_next_packets_flit() -> None:
+    """Packet 0 loses its head and its last flit; packet 1 its head too: packet 1's first
+    body flit ends packet 0's run (its credit) and starts its own."""
+    headers, payloads = _packets(2)
+    a, b = _stream(headers, payloads)
+    events = _push_all(LinkReceiver(FMT), a[1:-1] + b[1:])
+    assert _credits(events)[VC_DP] == 2
+    assert events[3] == Credit(VC_DP, 1)  # before any of packet 1's flits is dropped
+    assert events[-1] == Credit(VC_DP, 1)
+    assert [e for e in events if isinstance(e, Packet)] == []
+
+
+def test_an_orphan_with_a_later_pkt_is_not_counted() -> None:
+    """Packet 0 lost whole, packet 1 its head: packet 1's body flits carry pkt 1, not the
+    next expected 0, so they are dropped uncounted; packet 2's head counts both."""
+    headers, payloads = _packets(3)
+    _, b, c = _stream(headers, payloads)
+    rx = LinkReceiver(FMT)
+    assert _push_all(rx, b[1:]) == [Dropped(VC_DP, DROP_ORPHAN)] * FMT.packet_flits
+    events = _push_all(rx, c)
+    assert events[0] == Credit(VC_DP, 2) and _credits(events)[VC_DP] == 3
+
+
+def test_every_head_of_a_window_lost_the_sender_goes_on() -> None:
+    fmt = PacketFormat(packet_flits=2, data_depth=2)
+    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt)
+    for seq in range(6):
+        assert tx.can_start(VC_MP)
+        flits = tx.packet_flits(Header(vc=VC_MP, seq=seq), [seq, seq])
+        for e in _push_all(rx, flits[1:]):  # every head lost
+            if isinstance(e, Credit):
+                tx.credit(e.vc, e.n)  # raises if a packet were counted twice
+    assert tx.credits[VC_MP] == fmt.data_depth
+
+
+# --- the tail timeout -------------------------------------------------------------------
+
+
+def _clocked(rx: LinkReceiver, timed: list[tuple[int, LinkFlit]], until: int) -> list[LinkEvent]:
+    """Tick every cycle from the first flit's up to ``until``, pushing each flit in its
+    cycle."""
+    at = dict(timed)
+    events: list[LinkEvent] = []
+    for now in range(timed[0][0], until + 1):
+        events += rx.tick(now)
+        if now in at:
+            events += rx.push(at[now])
+    return events
+
+
+def test_tail_timeout_ends_the_packet_and_drops_its_late_flits() -> None:
+    """Packet 0's last two flits come ``tail_timeout`` cycles late: it ends, padded, when
+    its VC has been quiet that long; the late flits are dropped (not counted as a packet
+    either), and packet 1 is whole and counts nothing again."""
+    t = tail_timeout(FMT)
+    headers, payloads = _packets(2)
+    a, b = _stream(headers, payloads)
+    rx = LinkReceiver(FMT)
+    early = _clocked(rx, list(enumerate(a[:3])), 2 + t)
+    assert early == []  # quiet for tail_timeout cycles: not yet
+    [packet, credit] = rx.tick(3 + t)
+    p = payloads[0]
+    assert packet == Packet(VC_DP, headers[0], [(p[0], False), (p[1], False), (0, True), (0, True)])
+    assert credit == Credit(VC_DP, 1)
+    late = list(enumerate(a[3:] + b, start=4 + t))
+    events = _clocked(rx, late, 4 + t + len(late))
+    intact = Packet(VC_DP, headers[1], [(x, False) for x in payloads[1]])
+    assert events == [Dropped(VC_DP, DROP_ORPHAN)] * 2 + [intact, Credit(VC_DP, 1)]
+
+
+def test_without_a_clock_there_is_no_timeout() -> None:
+    """A receiver that is never ticked (an NPU's) keeps a packet open until the next flit
+    of its VC shows where it ended."""
+    headers, payloads = _packets(2)
+    a, b = _stream(headers, payloads)
+    rx = LinkReceiver(FMT)
+    assert _push_all(rx, a[:3]) == []
+    events = _push_all(rx, a[3:] + b)
+    assert [type(e) for e in events] == [Packet, Credit, Packet, Credit]
+    assert events[0].ok
+
+
+def test_the_clock_only_runs_forward() -> None:
+    rx = LinkReceiver(FMT)
+    rx.tick(5)
+    with pytest.raises(ValueError, match="cycle 4 after 5"):
+        rx.tick(4)
 
 
 def test_early_last_pads_the_packet_bad() -> None:
@@ -242,10 +335,10 @@ def _run(seed: int, fmt: PacketFormat, drop: float, corrupt: float, counts: list
     """Send counts[v] packets on each VC, interleaving flits of different VCs at random,
     through faults, returning credits to the sender as the reader frees them.
 
-    Two kinds of packet cross intact: each VC's final one, so that its end is known, and one
-    that spends the sender's last credit. The reader returns the credits of packets lost
-    whole only at the next head of their VC, and ends a packet whose tail was lost only then,
-    so a window lost entirely would leave the sender without credits for good
+    Two kinds of packet cross intact: each VC's final one, so that its end is known (the
+    receiver has no clock here, so no tail timeout), and one that spends the sender's last
+    credit. The reader returns the credits of packets lost whole only with a later flit that
+    counts them, so a window lost entirely would leave the sender without credits for good
     (test_a_window_lost_whole_stalls_the_vc)."""
     rng = random.Random(seed)
     tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt)
@@ -353,8 +446,9 @@ def test_no_faults_every_packet_comes_out_exactly(seed: int) -> None:
 
 
 def test_a_window_lost_whole_stalls_the_vc() -> None:
-    # The rules return a lost packet's credit at the next head of its VC: when every packet
-    # the credits allow is lost whole, no head can follow, and the VC waits for good.
+    # The rules return a lost packet's credit with a later flit of its VC that counts it:
+    # when every packet the credits allow is lost whole, none can follow, and the VC waits
+    # for good.
     fmt = PacketFormat(packet_flits=2, data_depth=2)
     tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt)
     for seq in range(fmt.data_depth):
