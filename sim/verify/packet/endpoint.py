@@ -122,6 +122,10 @@ class Npu:
                 self.link_out.credit(vc)
                 if self._sent_at[vc]:
                     self.credit_rtts.append((vc, now - self._sent_at[vc].popleft()))
+        # The clock first, so that a packet whose tail was lost ends after the link's tail
+        # timeout (model/packet/link.py) even when no flit follows it.
+        for event in self.link_in.tick(now):
+            self._event(now, event)
         if rx is not None:
             for event in self.link_in.push(rx):
                 self._event(now, event)
