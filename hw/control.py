@@ -55,6 +55,23 @@ def n_words(params: SwitchParams) -> int:
     return params.topology.config_layout.n_words(params.word_width)
 
 
+def copy_slot(m: Module, rd, slot, word: Signal, active, nw: int, width: int) -> None:
+    """One cycle of copying slot ``slot`` from the slot memory (read port ``rd``) into the
+    ``active`` configuration: read word ``word`` (``slot * nw + word``), count on, and store
+    the word read in the previous cycle, which arrives now (the read is registered). Words
+    1..nw arrive in cycles ``word`` = 1..nw, so a copy takes ``nw + 1`` cycles from
+    ``word`` = 0."""
+    bits = len(active)
+    m.d.comb += [rd.addr.eq(slot * nw + word), rd.en.eq(1)]
+    m.d.sync += word.eq(word + 1)
+    with m.Switch(word):
+        for w in range(1, nw + 1):
+            with m.Case(w):
+                lo = (w - 1) * width
+                hi = min(lo + width, bits)
+                m.d.sync += active[lo:hi].eq(rd.data[: hi - lo])
+
+
 def cfg_layout(params: SwitchParams) -> data.StructLayout:
     return data.StructLayout(
         {
@@ -93,7 +110,6 @@ class ControlUnit(wiring.Component):
         m = Module()
         p = self.params
         nw, width = n_words(p), p.word_width
-        bits = self.topology.config_layout.bits
         active = self.active.as_value()  # loaded word by word, whatever the fields
         init = self.default.to_words(width) + [0] * ((p.slots - 1) * nw)
         m.submodules.mem = mem = Memory(shape=width, depth=p.slots * nw, init=init)
@@ -137,19 +153,8 @@ class ControlUnit(wiring.Component):
                     m.d.sync += word.eq(0)
                     m.next = "LOAD"
             with m.State("LOAD"):
-                m.d.comb += [
-                    self.reconfiguring.eq(1),
-                    rd.addr.eq(target * nw + word),
-                    rd.en.eq(1),
-                ]
-                m.d.sync += word.eq(word + 1)
-                # The word read in the previous cycle arrives now.
-                with m.Switch(word):
-                    for w in range(1, nw + 1):
-                        with m.Case(w):
-                            lo = (w - 1) * width
-                            hi = min(lo + width, bits)
-                            m.d.sync += active[lo:hi].eq(rd.data[: hi - lo])
+                m.d.comb += self.reconfiguring.eq(1)
+                copy_slot(m, rd, target, word, active, nw, width)
                 with m.If(word == nw):
                     m.next = "DONE"
             with m.State("DONE"):

@@ -49,7 +49,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.config_layout import config_data_layout
-from fredfab.hw.control import cfg_layout, default_config, n_words
+from fredfab.hw.control import cfg_layout, copy_slot, default_config, n_words
 from fredfab.hw.packet.layouts import head_layout, header_layout
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.flow_tables import shift_flows
@@ -137,7 +137,6 @@ class PacketControl(wiring.Component):
         pp, s = self.params, self.params.switch
         P, K, V = s.ports, s.slots, len(DATA_VCS)
         nw, width = n_words(s), s.word_width
-        bits = self.topology.config_layout.bits
 
         # -- storage ---------------------------------------------------------------
         init = default_config(s).to_words(width) + [0] * ((K - 1) * nw) + round_words(pp)
@@ -361,15 +360,8 @@ class PacketControl(wiring.Component):
                     m.next = "LOAD"
             with m.State("LOAD"):
                 m.d.comb += self.reconfiguring.eq(1)
-                base = Mux(tgt_k == UNICAST_INDEX, K + tgt_r, tgt_k)
-                m.d.comb += [rd.addr.eq(base * nw + word), rd.en.eq(1)]
-                m.d.sync += word.eq(word + 1)
-                with m.Switch(word):
-                    for w in range(1, nw + 1):
-                        with m.Case(w):
-                            lo = (w - 1) * width
-                            hi = min(lo + width, bits)
-                            m.d.sync += active[lo:hi].eq(rd.data[: hi - lo])
+                slot = Mux(tgt_k == UNICAST_INDEX, K + tgt_r, tgt_k)
+                copy_slot(m, rd, slot, word, active, nw, width)
                 with m.If(word == nw):
                     m.d.sync += [
                         run_v.eq(tgt_v),
