@@ -2,7 +2,6 @@
 clean, and the CLI reports bad parameters in one line."""
 
 import json
-import re
 
 import pytest
 from amaranth.hdl import Fragment
@@ -14,6 +13,7 @@ from fredfab.model.config import Configuration
 from fredfab.model.topology import Topology
 from fredfab.sim.cli import main
 from fredfab.sim.verify.toolchain import verilator_lint
+from tests.hw.verilog_ports import assert_manifest_ports
 
 VARIANTS = [
     SwitchParams(ports=2, m=2, lanes=1, dtype="int8"),
@@ -29,14 +29,7 @@ def test_manifest_matches_verilog_and_lint_is_clean(params, tmp_path):
     text = v_path.read_text()
     info = load_manifest(j_path)
     assert info["top"] == params.name and f"module {params.name}(" in text
-    top = text[text.index(f"module {params.name}(") :]
-    top = top[: top.index("endmodule")]
-    pattern = r"^\s*(?:input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);"
-    declared = {name: msb for msb, name in re.findall(pattern, top, re.M)}
-    assert set(declared) == {port["name"] for port in info["ports"]} | {"clk", "rst"}
-    for port in info["ports"]:
-        width = int(declared[port["name"]]) + 1 if declared[port["name"]] else 1
-        assert width == port["width"], port
+    assert_manifest_ports(text, params.name, info["ports"])
     assert info["flit"]["width"] == params.lanes * params.element.bits + 1
     assert info["flit"]["fields"]["last"] == {"lsb": params.lanes * params.element.bits, "width": 1}
     cfg = info["config"]

@@ -14,6 +14,7 @@ from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.format import HEADER_BITS, PacketFormat, link_fields
 from fredfab.sim.verify.toolchain import verilator_lint
+from tests.hw.verilog_ports import assert_manifest_ports
 
 VARIANTS = [
     PacketParams(SwitchParams(ports=4, m=3, lanes=4, dtype="bf16")),
@@ -29,27 +30,20 @@ def test_manifest_matches_verilog_and_lint_is_clean(params, tmp_path):
     text = v_path.read_text()
     info = json.loads(j_path.read_text())
     assert info["schema"] == PACKET_MANIFEST_SCHEMA and info["top"] == params.name
-    top = text[text.index(f"module {params.name}(") :]
-    top = top[: top.index("endmodule")]
-    pattern = r"^\s*(?:input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);"
-    declared = {name: msb for msb, name in re.findall(pattern, top, re.M)}
-    assert set(declared) == {port["name"] for port in info["ports"]} | {"clk", "rst"}
-    for port in info["ports"]:
-        width = int(declared[port["name"]]) + 1 if declared[port["name"]] else 1
-        assert width == port["width"], port
+    declared = assert_manifest_ports(text, params.name, info["ports"])
     # Links have no ready (credit-based); every name the manifest gives exists.
     P = params.ports
     assert not [n for n in declared if re.match(r"(rx|tx)__\d+__ready", n)]
     for p in range(P):
         for names in (info["links"]["rx"][p], info["links"]["tx"][p]):
             assert set(names.values()) <= set(declared)
-        assert declared[info["credits"]["rx_credit"][p]] == "3"  # 4 bits: one per VC
-        assert declared[info["credits"]["tx_credit"][p]] == "3"
+        assert declared[info["credits"]["rx_credit"][p]] == 4  # one bit per VC
+        assert declared[info["credits"]["tx_credit"][p]] == 4
     fields = info["links"]["fields"]
     assert [(k, f["width"]) for k, f in fields.items()] == list(
         link_fields(params.switch.data_width)
     )
-    assert info["links"]["width"] == int(declared[info["links"]["rx"][0]["payload"]]) + 1
+    assert info["links"]["width"] == declared[info["links"]["rx"][0]["payload"]]
     assert info["packet"]["header_bits"] == HEADER_BITS
     assert info["packet"]["priority"] == ["mp", "pp", "dp"]
     assert verilator_lint(v_path, params.name) == []
