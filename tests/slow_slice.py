@@ -54,7 +54,7 @@ def _cosim(params: str) -> float:
 def _packet_cosim(params: str) -> float:
     """Packet-mode scenarios of one variant (Python NPUs every cycle): measured at P = 2 to
     8 on both simulators (12 to 75 s on Icarus, 31 to 84 s on Verilator with its build);
-    P = 8 at 3 % faults on Icarus takes longest (Go-Back-N resends at that rate)."""
+    the P = 8 variants on Icarus take longest (Go-Back-N resends at their fault rates)."""
     p2 = _ports(params) ** 2
     return 40.0 + 0.8 * p2 if params.endswith("verilator") else 5.0 + 1.5 * p2
 

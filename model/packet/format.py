@@ -190,6 +190,15 @@ def seq_before(a: int, b: int) -> bool:
     return 0 < (b - a) % SEQ_MOD < SEQ_MOD // 2
 
 
+#: Inclusive bounds of PacketFormat's fields. The pkt counter must tell a gap of lost
+#: packets from a wrap, so no more than 2**PKT_BITS - 1 packets are outstanding per VC.
+FORMAT_LIMITS: dict[str, tuple[int, int]] = {
+    "packet_flits": (1, 64),
+    "data_depth": (1, (1 << PKT_BITS) - 1),
+    "ctrl_depth": (1, (1 << PKT_BITS) - 1),
+}
+
+
 @dataclass(frozen=True)
 class PacketFormat:
     """Packet sizes and buffer depths of packet mode.
@@ -210,12 +219,7 @@ class PacketFormat:
     ctrl_depth: int = 4
 
     def __post_init__(self) -> None:
-        for name, low, high in (
-            ("packet_flits", 1, 64),
-            # The pkt counter must tell a gap of lost packets from a wrap: < 2**PKT_BITS.
-            ("data_depth", 1, (1 << PKT_BITS) - 1),
-            ("ctrl_depth", 1, (1 << PKT_BITS) - 1),
-        ):
+        for name, (low, high) in FORMAT_LIMITS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ValueError(f"{name} must be an integer >= {low} and <= {high}, got {value!r}")

@@ -62,8 +62,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--packets",
         type=bounded_int(COSIM_PACKETS),
         default=4,
-        help=f"packets per flow and phase, of --flows or --packet ({span(COSIM_PACKETS)}; "
-        "default 4)",
+        help=f"packets per flow and phase, of --flows or --packet (the packet All-to-All "
+        f"sends a quarter, at least 2; {span(COSIM_PACKETS)}; default 4)",
     )
     p.add_argument(
         "--scenario",

@@ -11,7 +11,7 @@ from pathlib import Path
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
 from fredfab.model.arches import ARCHES
 from fredfab.model.dtypes import ELEMENT_TYPES
-from fredfab.sim.cli.arguments import plain_int, span
+from fredfab.sim.cli.arguments import bounded_int, plain_int, span
 from fredfab.sim.cli.output import check_folder, staged_folder
 
 NAME = "generate"
@@ -87,7 +87,7 @@ PACKET_FORMAT = {
 def add_packet_arguments(p: argparse.ArgumentParser) -> None:
     """``--packet`` and the packet format: the packet-mode switch (docs/switch-rtl.md,
     "Packet mode") of the same generator parameters."""
-    from fredfab.model.packet.format import PacketFormat
+    from fredfab.model.packet.format import FORMAT_LIMITS, PacketFormat
 
     default = PacketFormat()
     g = p.add_argument_group("packet mode")
@@ -99,9 +99,10 @@ def add_packet_arguments(p: argparse.ArgumentParser) -> None:
     for name, text in PACKET_FORMAT.items():
         g.add_argument(
             f"--{name.replace('_', '-')}",
-            type=plain_int,
-            default=getattr(default, name),
-            help=f"{text} (with --packet; default {getattr(default, name)})",
+            type=bounded_int(FORMAT_LIMITS[name]),
+            default=None,
+            help=f"{text} (with --packet; {span(FORMAT_LIMITS[name])}; "
+            f"default {getattr(default, name)})",
         )
 
 
@@ -110,8 +111,16 @@ def packet_params_from(args: argparse.Namespace):
     from fredfab.hw.packet.params import PacketParams
     from fredfab.model.packet.format import PacketFormat
 
-    fmt = PacketFormat(**{name: getattr(args, name) for name in PACKET_FORMAT})
+    given = {name: getattr(args, name) for name in PACKET_FORMAT}
+    fmt = PacketFormat(**{k: v for k, v in given.items() if v is not None})
     return PacketParams(params_from(args), fmt)
+
+
+def check_packet_options(args: argparse.Namespace) -> None:
+    """The packet format's options mean nothing without --packet: refuse them."""
+    given = [name for name in PACKET_FORMAT if getattr(args, name) is not None]
+    if given and not args.packet:
+        raise ValueError(f"--{given[0].replace('_', '-')} needs --packet")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -124,6 +133,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from fredfab.hw.manifest import generate
 
+    check_packet_options(args)
     params = params_from(args)
     if args.packet:
         from fredfab.hw.packet.manifest import generate

@@ -88,7 +88,7 @@ def test_generate_cli_packet_mode(tmp_path, capsys):
     "argv, message",
     [
         (["--lanes", "2"], "at least 48 bits"),
-        (["--data-depth", "16"], "data_depth must be"),
+        (["--data-depth", "16"], "--data-depth: 16 is out of range 1..15"),
         (["-P", "20"], "up to 16 ports"),
     ],
 )
@@ -99,3 +99,11 @@ def test_generate_cli_packet_mode_refuses_bad_parameters(argv, message, tmp_path
     assert main(args) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_generate_cli_packet_options_need_packet(tmp_path, capsys):
+    from fredfab.sim.cli import main
+
+    assert main(["generate", "-P", "4", "--packet-flits", "4", "-o", str(tmp_path)]) == 2
+    assert "--packet-flits needs --packet" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
