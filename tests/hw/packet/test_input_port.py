@@ -492,6 +492,7 @@ def test_same_packets_and_credits_as_the_reference_reader(params, seed):
     same packets (header, data, bad flags), the same control packets and the same credit
     counts; every head is committed, so every packet comes out."""
     from fredfab.model.packet import link
+
     rng = np.random.default_rng(1000 + seed)
     queues = {vc: packets(rng, vc, 30, params) for vc in (*DATA_VCS, VC_CTRL)}
     sender = CreditSender(
