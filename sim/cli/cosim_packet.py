@@ -15,42 +15,28 @@ from __future__ import annotations
 import argparse
 import json
 
-from fredfab.model.packet.format import PKT_BITS, PacketFormat
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import bounded_float, bounded_int, span
+from fredfab.sim.cli.generate import add_packet_arguments as add_format_arguments
+from fredfab.sim.cli.generate import check_packet_options as check_format_options
+from fredfab.sim.cli.generate import packet_params_from
 
-#: Payload flits per data packet, and packets each data VC buffers (model/packet/format.py).
-PACKET_FLITS = (1, 64)
-DATA_DEPTH = (1, (1 << PKT_BITS) - 1)
 #: Per-flit fault rates of --drop / --corrupt (a link losing more than half is no link).
 FAULT_RATE = (0.0, 0.5)
 #: Cycles of --soak: at least one scenario's worth, at most about a day on Verilator.
 SOAK_CYCLES = (1_000, 1_000_000_000)
 #: Options of `fred cosim` that mean nothing in packet mode.
 CIRCUIT_ONLY = ("fabric", "flows", "scenario", "inject_error", "timing_card", "waves")
-_DEFAULT_FMT = PacketFormat()
+#: Options of `fred cosim --packet` beyond the packet format's.
+RUN_OPTIONS = ("drop", "corrupt", "soak")
 
 
 def add_packet_arguments(p: argparse.ArgumentParser) -> None:
+    """The packet format's options (shared with `fred generate --packet`), and the run's."""
     from fredfab.sim.verify.packet.soak import FAULT_RATE as SOAK_RATE
 
-    g = p.add_argument_group("packet mode (--packet)")
-    g.add_argument(
-        "--packet",
-        action="store_true",
-        help="co-simulate the packet-mode switch: standard packet scenarios (or --soak)",
-    )
-    g.add_argument(
-        "--packet-flits",
-        type=bounded_int(PACKET_FLITS),
-        help=f"payload flits per data packet ({span(PACKET_FLITS)}; "
-        f"default {_DEFAULT_FMT.packet_flits})",
-    )
-    g.add_argument(
-        "--data-depth",
-        type=bounded_int(DATA_DEPTH),
-        help=f"packets each data VC of an input buffers ({span(DATA_DEPTH)}; "
-        f"default {_DEFAULT_FMT.data_depth})",
+    g = add_format_arguments(
+        p, "co-simulate the packet-mode switch: standard packet scenarios (or --soak)"
     )
     g.add_argument(
         "--drop",
@@ -80,20 +66,10 @@ def check_packet_options(args: argparse.Namespace) -> None:
             if getattr(args, name):
                 raise UserError(f"--{name.replace('_', '-')} does not apply to --packet")
         return
-    for name in ("packet_flits", "data_depth", "drop", "corrupt", "soak"):
+    check_format_options(args)
+    for name in RUN_OPTIONS:
         if getattr(args, name) is not None:
             raise UserError(f"--{name.replace('_', '-')} needs --packet")
-
-
-def _params(args: argparse.Namespace):
-    from fredfab.hw.packet.params import PacketParams
-    from fredfab.sim.cli.generate import params_from
-
-    fmt = PacketFormat(
-        packet_flits=args.packet_flits or _DEFAULT_FMT.packet_flits,
-        data_depth=args.data_depth or _DEFAULT_FMT.data_depth,
-    )
-    return PacketParams(params_from(args), fmt)
 
 
 def _table(rows: list[dict]) -> str:
@@ -111,7 +87,7 @@ def run_packet_cli(args: argparse.Namespace) -> int:
 
     if args.ports is None:
         raise UserError("--ports is required")
-    params = _params(args)
+    params = packet_params_from(args)
     try:
         cosim.check_simulator(args.sim)
     except cosim.CosimError as exc:  # a missing tool: the user's to install

@@ -84,18 +84,18 @@ PACKET_FORMAT = {
 }
 
 
-def add_packet_arguments(p: argparse.ArgumentParser) -> None:
+def add_packet_arguments(
+    p: argparse.ArgumentParser,
+    packet_help: str = "the packet-mode switch: VC input ports, credits, header-selected phases",
+) -> argparse._ArgumentGroup:
     """``--packet`` and the packet format: the packet-mode switch (docs/switch-rtl.md,
-    "Packet mode") of the same generator parameters."""
+    "Packet mode") of the same generator parameters. Returns the option group, for a command
+    to add its own packet options to."""
     from fredfab.model.packet.format import FORMAT_LIMITS, PacketFormat
 
     default = PacketFormat()
-    g = p.add_argument_group("packet mode")
-    g.add_argument(
-        "--packet",
-        action="store_true",
-        help="the packet-mode switch: VC input ports, credits, header-selected phases",
-    )
+    g = p.add_argument_group("packet mode (--packet)")
+    g.add_argument("--packet", action="store_true", help=packet_help)
     for name, text in PACKET_FORMAT.items():
         g.add_argument(
             f"--{name.replace('_', '-')}",
@@ -104,6 +104,7 @@ def add_packet_arguments(p: argparse.ArgumentParser) -> None:
             help=f"{text} (with --packet; {span(FORMAT_LIMITS[name])}; "
             f"default {getattr(default, name)})",
         )
+    return g
 
 
 def packet_params_from(args: argparse.Namespace):
