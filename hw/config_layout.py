@@ -1,6 +1,6 @@
 """The configuration bits as an ``amaranth.lib.data`` layout, built from the model's table.
 
-The field table (model/config_layout.py, ``SwitchGraph.config_layout``) says where every
+The field table (model/switch/config_layout.py, ``SwitchGraph.config_layout``) says where every
 node output's source code sits. Here it becomes a layout with one field per node, named by
 the node (``"m0.in1"``), each itself a layout with one field per output (``0``, ``1``, ...),
 at exactly the table's offsets. The interconnect's ``config`` input has this layout and
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from amaranth.hdl import unsigned
 from amaranth.lib import data
 
-from fredfab.model.config_layout import CodeField, ConfigLayout
+from fredfab.model.switch.config_layout import CodeField, ConfigLayout
 
 
 def node_codes_layout(fields: Sequence[CodeField]) -> data.FlexibleLayout:

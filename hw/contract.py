@@ -5,7 +5,7 @@ alone is enough to configure the switch and drive it (docs/switch-rtl.md, "Integ
 switch", says the same in prose; tests/hw/test_contract.py proves each rule on the RTL):
 
 * ``source_codes``: what a node output's configuration code means (hw/uswitch.py);
-* ``kinds``: which codes the outputs of each node kind may take together (model/config.py
+* ``kinds``: which codes the outputs of each node kind may take together (model/switch/config.py
   ``check_node_codes`` accepts exactly these; the RTL does not police them);
 * ``links``: the layout of ``config.topology.links`` and its boundary marker;
 * ``cfg``: how the configuration words of a slot are addressed and written (hw/control.py);
@@ -18,8 +18,8 @@ Every entry has machine-readable fields and a ``text`` that says the same in wor
 
 from __future__ import annotations
 
-from fredfab.model.graph import NONE, REDUCING, Kind
-from fredfab.model.node import INPUT_OFFSET, SUM_OFFSET, SUM_OPERANDS
+from fredfab.model.switch.graph import NONE, REDUCING, Kind
+from fredfab.model.switch.node import INPUT_OFFSET, SUM_OFFSET, SUM_OPERANDS
 
 CONTRACT_SCHEMA = "fred-switch-contract/1"
 

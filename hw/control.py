@@ -1,6 +1,6 @@
 """The switch's control unit: configuration slots, and phase changes without mixing.
 
-Storage. ``slots`` configurations of ``config_bits`` each (model/config.py encoding) live in
+Storage. ``slots`` configurations of ``config_bits`` each (model/switch/config.py encoding) live in
 a memory of ``word_width``-bit words, slot s word w at address ``s * n_words + w``; the
 paper budgets 1.5 KB of SRAM for them. The interconnect is driven from a separate *active*
 register, so writing a slot never disturbs traffic.
@@ -38,9 +38,9 @@ from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.config_layout import config_data_layout
 from fredfab.hw.params import SwitchParams
-from fredfab.model.config import Configuration
-from fredfab.model.flow import Flow
-from fredfab.model.router import route
+from fredfab.model.switch.config import Configuration
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.router import route
 
 
 def default_config(params: SwitchParams) -> Configuration:

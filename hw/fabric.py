@@ -4,7 +4,7 @@ Ports (Verilog names in the JSON manifest, hw/fabric_manifest.py), shaped like a
 that the switch's benches drive a fabric unchanged:
 
 * ``i[N]``, ``o[N]``: flit streams of the boundary ports, boundary port k = fabric node k
-  (NPUs, then I/O controllers; model/fabric_wiring.py).
+  (NPUs, then I/O controllers; model/switch/fabric_wiring.py).
 * ``cfg``: configuration words {slot, addr, data}. The fabric's slot is every switch's slot of
   that index; its words are the switches' words one after the other (switch order of
   FabricWiring, each ``words_per_slot`` long): address ``base[k] + w`` is word w of switch k.
@@ -41,7 +41,7 @@ from fredfab.hw.fabric_params import FabricParams
 from fredfab.hw.flit import flit_stream
 from fredfab.hw.skid import SkidBuffer
 from fredfab.hw.switch import FredSwitch
-from fredfab.model.fabric_wiring import BOUNDARY
+from fredfab.model.switch.fabric_wiring import BOUNDARY
 
 
 def word_bases(params: FabricParams) -> list[int]:

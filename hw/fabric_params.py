@@ -21,8 +21,8 @@ from functools import cached_property
 
 from fredfab.hw.params import SwitchParams
 from fredfab.model import defaults
-from fredfab.model.arches import ARCHES
-from fredfab.model.fabric_wiring import FabricWiring, SwitchSite
+from fredfab.model.switch.arches import ARCHES
+from fredfab.model.switch.fabric_wiring import FabricWiring, SwitchSite
 from fredfab.model.system.fabric import Fabric
 
 #: Register slices per link: 0 (wire) to this many.

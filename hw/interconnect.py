@@ -1,9 +1,9 @@
 """The switch interconnect in hardware, built node for node and link for link from its
-graph (model/topology.py for the Clos, model/xbar_topology.py for the crossbar).
+graph (model/switch/topology.py for the Clos, model/switch/xbar_topology.py for the crossbar).
 
 The wiring is not described here: every ``Node`` becomes a ``USwitch`` and every ``Link``
 a stream connection, with ``regs_per_stage`` skid buffers on each registered node output. The
-configuration input is the bit vector of model/config.py, typed with the layout of its fields
+configuration input is the bit vector of model/switch/config.py, typed with the layout of its fields
 (hw/config_layout.py, from the graph's ``config_layout``): each uSwitch gets its node's
 field by name, so a configuration the router produced drives this network unchanged.
 """
@@ -19,7 +19,7 @@ from fredfab.hw.flit import flit_stream
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.skid import SkidBuffer
 from fredfab.hw.uswitch import USwitch
-from fredfab.model.graph import BOUNDARY, Endpoint
+from fredfab.model.switch.graph import BOUNDARY, Endpoint
 
 
 class Interconnect(wiring.Component):

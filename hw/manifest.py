@@ -11,14 +11,14 @@
 * ``flit``: the payload layout of ``i``/``o`` (field -> lsb, width; lanes and element type);
 * ``config``: the configuration encoding: bits per configuration, word width, words per
   slot, slots, the ``cfg`` payload layout, the reset contents of slot 0 (words), and the
-  topology (every node with its code width, in encoding order; model/config.py documents
-  the encoding; model/topology.py the structure);
+  topology (every node with its code width, in encoding order; model/switch/config.py documents
+  the encoding; model/switch/topology.py the structure);
 * ``config_fields``: where every node output's source code sits in a configuration, one
   entry per field in bit order: ``node`` (index), ``name``, ``kind``, ``output``, ``lsb``,
-  ``width`` (model/config_layout.py; the RTL's configuration layout is built from the same
-  table; model/node.py says what each code value means);
+  ``width`` (model/switch/config_layout.py; the RTL's configuration layout is built from the same
+  table; model/switch/node.py says what each code value means);
 * ``latency_cycles``: input accepted to output valid, ``register_depth * regs_per_stage``
-  (model/latency.py; ``register_depth`` is the stage count on the Clos, the longest path on
+  (model/switch/latency.py; ``register_depth`` is the stage count on the Clos, the longest path on
   the crossbar);
 * ``slot_copy_cycles``: cycles a phase change spends copying the selected slot into the
   active register, after draining (``words_per_slot + 1``). Not the time to write a slot
@@ -44,7 +44,7 @@ from fredfab.hw.control import cfg_layout, n_words
 from fredfab.hw.flit import flit_layout
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
-from fredfab.model.config import CONFIG_SCHEMA
+from fredfab.model.switch.config import CONFIG_SCHEMA
 
 MANIFEST_SCHEMA = "fred-switch-manifest/1"
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from fredfab.model import defaults
-from fredfab.model.arches import ARCHES, build_topology
 from fredfab.model.dtypes import ELEMENT_TYPES, ElementType, element_type
-from fredfab.model.graph import SwitchGraph
-from fredfab.model.latency import latency_cycles
+from fredfab.model.switch.arches import ARCHES, build_topology
+from fredfab.model.switch.graph import SwitchGraph
+from fredfab.model.switch.latency import latency_cycles
 
 
 @dataclass(frozen=True)
 class SwitchParams:
     """Everything that shapes the generated RTL.
 
-    arch          -- "clos": the paper's Fred_m(ports) (model/topology.py); "xbar": crossbar
-                     plus segmented reduction tree (model/xbar_topology.py), m unused.
+    arch          -- "clos": the paper's Fred_m(ports) (model/switch/topology.py); "xbar": crossbar
+                     plus segmented reduction tree (model/switch/xbar_topology.py), m unused.
     ports, m      -- switch ports, and middle subnetworks of the Clos.
     lanes, dtype  -- a flit carries ``lanes`` elements of ``dtype`` plus a ``last`` bit.
     regs_per_stage -- skid-buffer register slices after every uSwitch output. 1 (default)
@@ -59,7 +59,7 @@ class SwitchParams:
 
     @property
     def latency_cycles(self) -> int:
-        """Input accepted to output valid (model/latency.py): ``register_depth *
+        """Input accepted to output valid (model/switch/latency.py): ``register_depth *
         regs_per_stage``, one cycle per register slice on the longest path."""
         return latency_cycles(self.topology, self.regs_per_stage)
 

@@ -8,7 +8,7 @@ Ports (Verilog names in the JSON manifest, hw/manifest.py):
 * ``slot``: the active slot; ``reconfiguring``: a phase change is in progress.
 
 Latency: a flit accepted at an input in cycle t is valid at its outputs in cycle
-t + register_depth * regs_per_stage (model/latency.py; hw/manifest.py ``latency_cycles``):
+t + register_depth * regs_per_stage (model/switch/latency.py; hw/manifest.py ``latency_cycles``):
 ``register_depth`` is the number of stages on the Clos and the longest path on the
 crossbar. With outputs ready and inputs valid every active port moves one flit per cycle.
 """

@@ -1,6 +1,6 @@
 """One uSwitch (R, D, RD, DEMUX or MUX) of the FRED interconnect, with stream handshakes.
 
-Configuration: one source code per output (model/node.py): ``NONE``, ``node.source_input(i)``
+Configuration: one source code per output (model/switch/node.py): ``NONE``, ``node.source_input(i)``
 or ``node.source_sum()``, the lane-wise sum of inputs 0 and 1 (reducing kinds only: the node
 has one LaneAdder). The ``codes`` input has the node's field layout (hw/config_layout.py, from
 the model's field table): output q's code is ``codes[q]``.
@@ -15,7 +15,7 @@ Handshake, so that each flit moves once, whole, and at full rate:
   or duplicated when one branch stalls, and valid never waits for ready.
 
 An input no output takes is never ready: nothing flows where the configuration says
-nothing flows. The hardware does not police the kind rules of model/config.py (an R node
+nothing flows. The hardware does not police the kind rules of model/switch/config.py (an R node
 could multicast): configurations come from the router, which keeps to them, and they are
 checked by ``check_node_codes`` before they are encoded.
 """
@@ -30,8 +30,8 @@ from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.adder import LaneAdder
 from fredfab.hw.config_layout import node_codes_layout
-from fredfab.model.config_layout import CodeField
-from fredfab.model.graph import SUM_OPERANDS, Node
+from fredfab.model.switch.config_layout import CodeField
+from fredfab.model.switch.graph import SUM_OPERANDS, Node
 
 
 class USwitch(wiring.Component):

@@ -1,6 +1,6 @@
 """Collectives as schedules of FRED flows, and their expected results from the definition.
 
-A FRED switch runs one flow per reduction/distribution (fred-reference.md section 2): simple
+A FRED switch runs one flow per reduction/distribution (paper §5.1-5.2): simple
 collectives are one flow, compound ones are a series of steps whose flows run concurrently
 (disjoint IPs, disjoint OPs). This module states each collective twice, independently:
 
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .collective_kind import CollectiveKind
-from .dtypes import ElementType
-from .flow import Flow, validate_flows
-from .golden import Tree, left_fold_tree, reduce_tree, validate_tree
+from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.dtypes import ElementType
+from fredfab.model.golden import Tree, left_fold_tree, reduce_tree, validate_tree
+from fredfab.model.switch.flow import Flow, validate_flows
 
 Order = Callable[[Flow], Tree]
 """Reduction order: the tree a given flow reduces with."""

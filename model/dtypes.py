@@ -1,6 +1,6 @@
 """Element types carried by the FRED datapath, and test data for them.
 
-The switch adds elements of one type at a time (fred-reference.md section 2: the paper does not
+The switch adds elements of one type at a time (paper §4 does not
 fix the adder format; gradients are FP16). The project supports three integer and three float
 formats. Every type has an unsigned *raw* dtype of the same width: hardware sees bit patterns, so
 tests compare results as raw bits (``to_bits``), which also makes NaN and signed-zero handling

@@ -1,6 +1,6 @@
 """Golden arithmetic of the FRED datapath: one hardware add, reduction trees, error bounds.
 
-A FRED switch reduces a flow inside its R/RD-uSwitches (fred-reference.md section 2): every
+A FRED switch reduces a flow inside its R/RD-uSwitches (paper §4): every
 uSwitch that reduces performs one element-wise add of its two inputs, so a flow's result is a
 binary tree of adds whose shape depends on the routing. This module defines that add bit-exactly
 and evaluates any tree, so that a network model (or RTL) that reports its trees can be checked
@@ -31,7 +31,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-from .dtypes import ElementType, to_bits
+from fredfab.model.dtypes import ElementType, to_bits
 
 Tree: TypeAlias = "int | tuple[Tree, Tree]"
 """A reduction tree: a port number (leaf) or a pair (left, right) of trees, e.g. ((0, 1), 2).

@@ -70,10 +70,10 @@ from types import MappingProxyType
 from typing import Any
 
 from fredfab.model import defaults
-from fredfab.model.arches import build_topology
 from fredfab.model.collective_kind import FLOW_KINDS
-from fredfab.model.config import Configuration
-from fredfab.model.latency import latency_cycles
+from fredfab.model.switch.arches import build_topology
+from fredfab.model.switch.config import Configuration
+from fredfab.model.switch.latency import latency_cycles
 from fredfab.model.timing_packet import (
     PACKET_FIELDS,
     PacketCostError,
@@ -311,13 +311,13 @@ def default_card() -> TimingCard:
       parameters (model/defaults.py: Fred_3(P), the paper's m = 3, 4 bf16 lanes, one
       register slice per stage, 32-bit configuration words) with 8 ports
       (``DEFAULT_CARD_PORTS``).
-    * latency_cycles: the generator's formula (model/latency.py), register depth times
+    * latency_cycles: the generator's formula (model/switch/latency.py), register depth times
       register slices per stage: Fred_m(8) has 2*log2(8) - 1 = 5 uSwitch columns, one
       register slice after each, so 5 cycles; the same number the generated RTL declares
       in its manifest and shows in simulation (tests/hw/test_timing.py).
     * throughput 1.0 flit/cycle/port for every kind in both conditions: the paper says
       reduction happens step by step inside the uSwitches so the switch runs at link rate
-      (an assumption; the paper gives no figure, fred-reference.md section 2).
+      (an assumption; the paper gives no figure, paper §4).
     * reconfiguration_cycles = 4: read the next phase's configuration index from the packet
       header (6 B), fetch it from the 1.5 KB configuration SRAM, and apply it; a few cycles
       (an assumption; the paper gives no figure).

@@ -43,7 +43,7 @@ the card's own fields):
   run out. A phase served alone does not pay it: it keeps its rate alone. Control
   packets (ACK/NACK, one flit between any two data flits when there is one) are neglected
   either way: a cumulative ACK every 16 data packets is < 1 % of a link
-  (fred-reference.md section 2).
+  (paper §5.4).
 """
 
 from __future__ import annotations

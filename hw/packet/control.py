@@ -62,7 +62,7 @@ from fredfab.model.packet.format import (
     SEQ_MOD,
     UNICAST_INDEX,
 )
-from fredfab.model.router import route
+from fredfab.model.switch.router import route
 
 assert tuple(range(len(DATA_VCS))) == DATA_VCS  # a data VC's number is its index here
 

@@ -23,7 +23,6 @@ from fredfab.hw.packet.control import CTRL_QUEUE_DEPTH, flows_layout
 from fredfab.hw.packet.layouts import link_layout
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.packet.switch import PacketSwitch
-from fredfab.model.config import CONFIG_SCHEMA
 from fredfab.model.packet.format import (
     DATA_VCS,
     HEADER_BITS,
@@ -34,6 +33,7 @@ from fredfab.model.packet.format import (
     VC_CTRL,
     VC_NAMES,
 )
+from fredfab.model.switch.config import CONFIG_SCHEMA
 
 PACKET_MANIFEST_SCHEMA = "fred-packet-manifest/1"
 

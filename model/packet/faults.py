@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
-from .format import LinkFlit, crc8
+from fredfab.model.packet.format import LinkFlit, crc8
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..flow import Flow, FlowError, validate_flows
+from fredfab.model.switch.flow import Flow, FlowError, validate_flows
 
 
 def _mask(ports: frozenset[int]) -> int:

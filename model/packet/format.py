@@ -2,7 +2,7 @@
 (hw/packet/layouts.py builds its ``amaranth.lib.data`` layouts from these tables), the
 endpoints and the benches.
 
-Virtual channels (fred-reference.md section 2): three data channels, one per phase kind
+Virtual channels (paper §5.4): three data channels, one per phase kind
 of 3D parallelism, and one control channel for ACK/NACK. Priority when phases compete for
 the interconnect: MP > PP > DP (the paper's rule).
 
@@ -49,7 +49,7 @@ VC_MP, VC_DP, VC_PP, VC_CTRL = 0, 1, 2, 3
 DATA_VCS = (VC_MP, VC_DP, VC_PP)
 N_VCS = 4
 VC_NAMES = {VC_MP: "mp", VC_DP: "dp", VC_PP: "pp", VC_CTRL: "ctrl"}
-#: Highest priority first: MP > PP > DP (fred-reference.md section 2, "Phases").
+#: Highest priority first: MP > PP > DP (paper §5.4).
 PRIORITY = (VC_MP, VC_PP, VC_DP)
 
 KIND_DATA, KIND_ACK, KIND_NACK = 0, 1, 2

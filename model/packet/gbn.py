@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .format import (
+from fredfab.model.packet.format import (
     DATA_VCS,
     KIND_ACK,
     KIND_DATA,

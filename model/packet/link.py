@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .format import (
+from fredfab.model.packet.format import (
     DATA_VCS,
     HEADER_BITS,
     KIND_DATA,

@@ -18,11 +18,13 @@ from fredfab.model.system.algorithms import (
     normalize_op,
     plan_request,
 )
-from fredfab.model.system.fabric import Fabric, FabricError, Link, Node, SwitchTiming
+from fredfab.model.system.elements import FabricError, Link, Node
+from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.generators import fred_tree, mesh
 from fredfab.model.system.loader import fabric_from_dict, load_fabric, shipped_fabrics
 from fredfab.model.system.placement import Strategy
 from fredfab.model.system.schedule import Schedule, TreeFlow, switch_flows, tree_flow
+from fredfab.model.system.switch_timing import SwitchTiming
 
 __all__ = [
     "OPS",

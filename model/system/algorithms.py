@@ -26,7 +26,7 @@ Endpoint algorithms (the mesh, FRED-A/C, and fallbacks), all over unicast routes
   controller's NPU, the union of the X-Y routes and the union of the Y-X routes to the
   members; the split fraction minimises the most loaded link (for the full 5 x 4 mesh it is
   4/7 X-Y, which loads every corner NPU's two in-links equally: the throttled rate of
-  fred-reference.md section 3). ``io-reduce`` runs the same trees reversed.
+  paper §3.2). ``io-reduce`` runs the same trees reversed.
   ``io-relay`` (switch trees without in-switch collectives): each shard is forwarded along a
   chain through the group that visits every L1 switch's members once, starting with the
   members under the controller's own L1 switch; the reduce is the reversed chain.
@@ -54,7 +54,8 @@ import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system.bounds import LinkLoad, ring_chain_seconds, split_seconds
-from fredfab.model.system.fabric import Fabric, FabricError
+from fredfab.model.system.elements import FabricError
+from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.registry import Algorithm, Steps, candidates, lookup, register
 from fredfab.model.system.request import (  # noqa: F401  (re-exported)
     ALIASES,
@@ -64,6 +65,7 @@ from fredfab.model.system.request import (  # noqa: F401  (re-exported)
     bus_factor,
     normalize_op,
 )
+from fredfab.model.system.rings import folded, rectangle, ring_factor, rings
 from fredfab.model.system.schedule import (
     NO_DEP,
     Relays,
@@ -125,19 +127,19 @@ def _build_mesh_2d(sched: Schedule, plan: Plan, chunks: int) -> None:
     run their rings one way, odd chunks the other (folded ring orders)."""
     req, r = plan.request, plan.index
     Dc = req.size_bytes / chunks
-    M = _rectangle(sched.fabric, req.group)
+    M = rectangle(sched.fabric, req.group)
     H, W = M.shape
     M = M[folded(H)][:, folded(W)]  # rows and columns stay rows and columns
     prev = [None, None]
     for c in range(chunks):
         d = c % 2
         Mr = M[:, ::-1] if d else M
-        e1, s1 = _rings(sched, Mr, W - 1, Dc / W, r, None, prev[d] and prev[d][0])
+        e1, s1 = rings(sched, Mr, W - 1, Dc / W, r, None, prev[d] and prev[d][0])
         Mc = Mr.T[:, ::-1] if d else Mr.T
         ent = e1.T[:, ::-1] if d else e1.T
-        e2, s2 = _rings(sched, Mc, 2 * (H - 1), Dc / (W * H), r, ent, prev[d] and prev[d][1])
+        e2, s2 = rings(sched, Mc, 2 * (H - 1), Dc / (W * H), r, ent, prev[d] and prev[d][1])
         back = e2[:, ::-1].T if d else e2.T
-        _, s3 = _rings(sched, Mr, W - 1, Dc / W, r, back, prev[d] and prev[d][2])
+        _, s3 = rings(sched, Mr, W - 1, Dc / W, r, back, prev[d] and prev[d][2])
         prev[d] = (s1, s2, s3)
 
 
@@ -150,9 +152,9 @@ def _build_hierarchical_ring(sched: Schedule, plan: Plan, chunks: int) -> None:
     G, k = M.shape
     prev = None
     for _c in range(chunks):
-        e1, s1 = _rings(sched, M, k - 1, Dc / k, r, None, prev and prev[0])
-        e2, s2 = _rings(sched, M.T, 2 * (G - 1), Dc / (k * G), r, e1.T, prev and prev[1])
-        _, s3 = _rings(sched, M, k - 1, Dc / k, r, e2.T, prev and prev[2])
+        e1, s1 = rings(sched, M, k - 1, Dc / k, r, None, prev and prev[0])
+        e2, s2 = rings(sched, M.T, 2 * (G - 1), Dc / (k * G), r, e1.T, prev and prev[1])
+        _, s3 = rings(sched, M, k - 1, Dc / k, r, e2.T, prev and prev[2])
         prev = (s1, s2, s3)
 
 
@@ -205,7 +207,7 @@ def _build_ring(sched: Schedule, plan: Plan, chunks: int) -> None:
     }[req.op]
     prev = None
     for _c in range(chunks):
-        _, prev = _rings(sched, M, steps, req.size_bytes / chunks / n, plan.index, None, prev)
+        _, prev = rings(sched, M, steps, req.size_bytes / chunks / n, plan.index, None, prev)
 
 
 def _build_ring_reduce(sched: Schedule, plan: Plan, chunks: int) -> None:
@@ -219,7 +221,7 @@ def _build_ring_reduce(sched: Schedule, plan: Plan, chunks: int) -> None:
     others = g[g != root]
     prev = None
     for _c in range(chunks):
-        ex, s1 = _rings(sched, M, n - 1, Dc / n, r, None, prev and prev[0])
+        ex, s1 = rings(sched, M, n - 1, Dc / n, r, None, prev and prev[0])
         after = ex.ravel()[g != root]
         s2 = sched.add_paths(
             others,
@@ -252,7 +254,7 @@ def _build_scatter_broadcast(sched: Schedule, plan: Plan, chunks: int) -> None:
         )
         ent = np.full(n, NO_DEP, dtype=np.int64)
         ent[g != root] = s1
-        _, s2 = _rings(sched, M, n - 1, Dc / n, r, ent.reshape(1, n), prev and prev[1])
+        _, s2 = rings(sched, M, n - 1, Dc / n, r, ent.reshape(1, n), prev and prev[1])
         prev = (s1, s2)
 
 
@@ -286,54 +288,6 @@ def _build_direct(sched: Schedule, plan: Plan, chunks: int) -> None:
             after_sent=[last] if last is not None else (),
             request=plan.index,
         )
-
-
-# ---------------------------------------------------------------------- helpers
-def _rings(sched, M, steps, size, req, entry, prev):
-    """Concurrent rings, one per row of member matrix M (R x n): in step k member M[r, i]
-    sends ``size`` bytes to M[r, i+1] once it has received step k-1 (or its ``entry``
-    transfer, aligned with M). ``prev``: the previous chunk's per-step transfer ids, whose
-    same-position sends must have left first. Returns (exit, per-step ids): exit[r, i] is the
-    last transfer member M[r, i] received (its entry if there were no steps)."""
-    R, n = M.shape
-    src = M.ravel()
-    dst = np.roll(M, -1, axis=1).ravel()
-    recv = None if entry is None else np.asarray(entry, dtype=np.int64)
-    out = []
-    for k in range(steps):
-        t = sched.add_paths(
-            src,
-            dst,
-            size,
-            after=[recv.ravel()] if recv is not None else (),
-            after_sent=[prev[k]] if prev else (),
-            request=req,
-        )
-        out.append(t)
-        recv = np.roll(t.reshape(R, n), 1, axis=1)
-    if recv is None:
-        recv = np.full((R, n), NO_DEP, dtype=np.int64)
-    return recv, out
-
-
-def _rectangle(f: Fabric, group: Iterable[int]) -> np.ndarray | None:
-    """Member matrix (rows = y, columns = x) if ``group`` fills a rectangle of >= 2 x 2."""
-    g = list(group)
-    xs = sorted({f.nodes[u].x for u in g})
-    ys = sorted({f.nodes[u].y for u in g})
-    if len(xs) < 2 or len(ys) < 2 or len(xs) * len(ys) != len(g):
-        return None
-    if xs != list(range(xs[0], xs[-1] + 1)) or ys != list(range(ys[0], ys[-1] + 1)):
-        return None
-    return np.array([[f.grid[x, y] for x in xs] for y in ys], dtype=np.int64)
-
-
-def folded(n: int) -> np.ndarray:
-    """Ring order embedding a ring in a line of n nodes with hops of at most 2 links:
-    0, 2, 4, ..., then the odd positions back (0 2 4 3 1 for n = 5). Every directed link of
-    the line carries exactly one hop, like the naive order 0..n-1 whose closing hop crosses
-    the whole line, but the latency of the steps stays even (no n-1-hop straggler)."""
-    return np.concatenate([np.arange(0, n, 2), np.arange(n - 1 - (n % 2 == 1), 0, -2)])
 
 
 def _l1_blocks(f: Fabric, group: Iterable[int]) -> np.ndarray | None:
@@ -536,9 +490,6 @@ def _nearest_member(f: Fabric, io: int, group: list[int], k: int) -> int:
 # ---------------------------------------------------------------------- bounds
 # Each algorithm's lower bound (fredfab.model.system.bounds): the bytes it moves over each
 # link, at full bandwidth, on its most loaded link. Closed forms: docs/system-model.md.
-def _ring_factor(op: CollectiveKind, n: int) -> float:
-    """Bytes per byte of the request over each hop of a ring in group order."""
-    return 2 * (n - 1) / n if op == CollectiveKind.ALL_REDUCE else (n - 1) / n
 
 
 def _bound_ring(f: Fabric, req: CollectiveRequest) -> float:
@@ -546,7 +497,7 @@ def _bound_ring(f: Fabric, req: CollectiveRequest) -> float:
     steps, whichever is longer."""
     n = len(req.group)
     load = LinkLoad(f)
-    load.ring(req.group, _ring_factor(req.op, n) * req.size_bytes)
+    load.ring(req.group, ring_factor(req.op, n) * req.size_bytes)
     steps = 2 * (n - 1) if req.op == CollectiveKind.ALL_REDUCE else n - 1
     return max(load.seconds(), ring_chain_seconds(f, req.group, steps))
 
@@ -568,7 +519,7 @@ def _bound_hierarchical(f: Fabric, req: CollectiveRequest) -> float:
 def _bound_mesh_2d(f: Fabric, req: CollectiveRequest) -> float:
     """Row rings 2(W-1)/W D per hop, column rings 2(H-1)/H D/W; chunks split between the
     two ring directions at any ratio (split_seconds)."""
-    M = _rectangle(f, req.group)
+    M = rectangle(f, req.group)
     H, W = M.shape
     M = M[folded(H)][:, folded(W)]
     D = req.size_bytes
@@ -696,7 +647,7 @@ register(
         "mesh-2d",
         "rows Reduce-Scatter, columns All-Reduce, rows All-Gather (full rectangle of a mesh)",
         frozenset({CollectiveKind.ALL_REDUCE}),
-        lambda f, r: f.routing == "xy" and _rectangle(f, r.group) is not None,
+        lambda f, r: f.routing == "xy" and rectangle(f, r.group) is not None,
         _build_mesh_2d,
         bound=_bound_mesh_2d,
         preference=10,

@@ -32,8 +32,10 @@ from typing import Any
 
 import yaml
 
-from fredfab.model.system.fabric import MAX_NPUS, Fabric, FabricError
-from fredfab.model.system.topologies import DIM_KINDS, MAX_DIMS, Dim, dims_fabric
+from fredfab.model.system.dims import DIM_KINDS, MAX_DIMS, Dim
+from fredfab.model.system.elements import MAX_NPUS, FabricError
+from fredfab.model.system.fabric import Fabric
+from fredfab.model.system.topologies import dims_fabric
 from fredfab.model.system.units import GB, GIB, NS
 from fredfab.model.toml_fields import Table, check_choice
 

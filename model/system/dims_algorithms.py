@@ -43,11 +43,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.system.dims import FULLY_CONNECTED, RING, SWITCH, Dim
 from fredfab.model.system.fabric import DIMS, Fabric
 from fredfab.model.system.registry import Algorithm, register
 from fredfab.model.system.request import CollectiveRequest, Plan
 from fredfab.model.system.schedule import NO_DEP, Schedule
-from fredfab.model.system.topologies import FULLY_CONNECTED, RING, SWITCH, Dim
 
 RING_METHOD = "ring"
 DIRECT = "direct"

@@ -13,197 +13,42 @@ Three routing disciplines are supported, and each constrains the graph:
   is the one switch of the highest level. A route goes up to the lowest common ancestor and
   down again (the only path in a tree).
 * ``dims`` (ASTRA-sim's multi-dimensional topologies: Ring, FullyConnected and Switch
-  dimensions): built from a fredfab.model.system.topologies.Dims, which gives the graph and
+  dimensions): built from a fredfab.model.system.dims.Dims, which gives the graph and
   the dimension-order routes. Its switches are ideal (no FRED timing card applies).
 
 A FRED switch adds a per-hop latency and may sustain less than line rate for some collective
-kinds: SwitchTiming turns a switch timing card (fredfab.model.timing_card) into those numbers.
+kinds: fredfab.model.system.switch_timing.SwitchTiming turns a switch timing card
+(fredfab.model.timing_card) into those numbers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from fredfab.model.system.units import GB, GHZ, to_ns
-from fredfab.model.timing_card import CONDITIONS, KINDS, TimingCard, default_card
-from fredfab.model.toml_fields import check_choice, check_int, check_number
+from fredfab.model.system.dims import Dims
+from fredfab.model.system.elements import (
+    NODE_KINDS,
+    NODE_ORDER,
+    FabricError,
+    Link,
+    Node,
+    check_counts,
+)
+from fredfab.model.system.switch_timing import SwitchTiming
+from fredfab.model.system.units import GB, to_ns
+from fredfab.model.timing_card import KINDS
+from fredfab.model.toml_fields import check_int
 
-if TYPE_CHECKING:
-    from fredfab.model.system.topologies import Dims
-
-NODE_KINDS = ("npu", "switch", "io")
-#: Node id order of a fabric: NPUs, then I/O controllers, then switches.
-NODE_ORDER = {"npu": 0, "io": 1, "switch": 2}
 ROUTINGS = ("xy", "tree")
 #: Routing of ASTRA-sim topologies: built from dimensions, never from an explicit graph.
 DIMS = "dims"
 
-# Size limits of a fabric (docs/system-model.md, "Limits and approximations"). They sit well
-# above the paper's 20-NPU wafer and the 1,024-NPU fabrics the benchmarks run, and low enough
-# that a typo (radix = [100000, 100000]) fails at once instead of building a graph for hours.
-#: NPUs per fabric.
-MAX_NPUS = 4096
-#: I/O controllers per fabric.
-MAX_IO_CONTROLLERS = 1024
-#: Switches per fabric (a tree of MAX_NPUS NPUs has fewer unless levels have radix 1).
-MAX_SWITCHES = 4096
-#: Levels of a switch tree: a binary tree over MAX_NPUS NPUs.
-MAX_TREE_LEVELS = 12
-#: The m of Fred_m(P): the paper uses Fred_3(P) everywhere (fred-reference.md section 3).
+#: The m of Fred_m(P): the paper uses Fred_3(P) everywhere (paper §6.2, §7.1).
 SWITCH_M = 3
 MAX_SWITCH_M = 64
-#: Flit width in bytes (the paper's is 512).
-MAX_FLIT_BYTES = 65536
-
-
-#: Switch clock when neither the fabric nor the timing card gives one. Assumption: the paper
-#: gives none; 1 GHz is a conservative clock for the 15 nm NanGate library the paper's
-#: post-layout numbers use.
-DEFAULT_CLOCK_HZ = 1 * GHZ
-DEFAULT_CLOCK_SOURCE = "assumed: the paper gives no switch clock"
-
-
-class FabricError(ValueError):
-    """A fabric description that is malformed or violates its routing discipline."""
-
-
-@dataclass(frozen=True)
-class Node:
-    id: int
-    name: str
-    kind: str  # "npu", "switch" or "io"
-    level: int = 0  # switches: 1 = attached to NPUs, root highest; 0 for NPUs and I/O
-    x: int | None = None  # mesh coordinates of NPUs (routing "xy")
-    y: int | None = None
-
-
-@dataclass(frozen=True)
-class Link:
-    id: int
-    src: int
-    dst: int
-    bandwidth: float  # bytes/s, this direction only
-    latency: float  # seconds, wire + port logic (switch pipeline latency is added separately)
-
-
-@dataclass(frozen=True)
-class SwitchTiming:
-    """A switch timing card turned into seconds and bandwidth.
-
-    The switch datapath is assumed sized to carry its links' rate at ``clock_hz``; the card's
-    throughput (flits/cycle/port, 1.0 = one flit per cycle = line rate) scales the bandwidth a
-    link leaving the switch can sustain for a given collective kind.
-    """
-
-    card: TimingCard = field(default_factory=default_card)
-    #: Switch clock in Hz. None (the default) takes the card's measured clock when it has one
-    #: (TimingCard.clock_hz, e.g. an FPGA Fmax the user wrote into it), else DEFAULT_CLOCK_HZ;
-    #: after construction it is always a number. Fabric files state ``[switch] clock_GHz``
-    #: only to differ from both.
-    clock_hz: float | None = None
-    #: Where clock_hz comes from, for reports; filled in when empty.
-    clock_source: str = field(default="", compare=False)
-    #: Flit width, fred-reference.md section 2 (flit 512 B). Used to report the datapath
-    #: lanes a link rate implies; the bandwidth model itself needs only the fraction. The one
-    #: default: fabric files state ``[switch] flit_bytes`` only to differ from it.
-    flit_bytes: int = 512
-    #: Which measured throughput applies: "ready" (outputs always ready: the switch's own
-    #: capability; congestion is modelled by the network simulator) or "backpressure".
-    condition: str = "ready"
-
-    def __post_init__(self) -> None:
-        if self.clock_hz is None:
-            measured = self.card.clock_hz is not None
-            object.__setattr__(self, "clock_hz", self.card.clock_hz or DEFAULT_CLOCK_HZ)
-            object.__setattr__(
-                self,
-                "clock_source",
-                f"timing card: {self.card.clock_source}" if measured else DEFAULT_CLOCK_SOURCE,
-            )
-        elif not self.clock_source:
-            object.__setattr__(self, "clock_source", "given")
-        check_number(self.clock_hz, "switch clock (Hz)", lo=0, lo_open=True, error=FabricError)
-        check_int(self.flit_bytes, "flit width (bytes)", lo=1, hi=MAX_FLIT_BYTES, error=FabricError)
-        check_choice(self.condition, "throughput condition", CONDITIONS, error=FabricError)
-
-    def describe_clock(self) -> str:
-        """The clock and where it comes from, e.g. ``1 GHz (assumed: ...)``."""
-        hz = float(self.clock_hz)  # type: ignore[arg-type]  # set in __post_init__
-        value = f"{hz / GHZ:.4g} GHz" if hz >= GHZ else f"{hz / 1e6:.4g} MHz"
-        return f"{value} ({self.clock_source})"
-
-    @property
-    def hop_latency(self) -> float:
-        """Seconds from a flit accepted at an input port to valid at an output port."""
-        return self.card.latency_cycles / self.clock_hz
-
-    @property
-    def reconfiguration_time(self) -> float:
-        """Seconds to switch the circuit configuration between two phases."""
-        return self.card.reconfiguration_cycles / self.clock_hz
-
-    @property
-    def preempt_time(self) -> float:
-        """Seconds a waiting higher-priority phase waits for the switch (packet mode)."""
-        return self.card.packet_costs.preempt_cycles / self.clock_hz
-
-    def fraction(self, kind: str) -> float:
-        """Sustainable fraction of line rate for flows of ``kind``."""
-        return self.card.fraction(kind, self.condition)
-
-    def sustainable_bandwidth(self, link_bandwidth: float, kind: str) -> float:
-        """Bytes/s a link of ``link_bandwidth`` leaving the switch carries for ``kind``."""
-        return link_bandwidth * self.fraction(kind)
-
-    def datapath_flits_per_cycle(self, link_bandwidth: float) -> float:
-        """Flits per cycle the datapath must move per port to carry ``link_bandwidth``."""
-        return link_bandwidth / (self.clock_hz * self.flit_bytes)
-
-    def to_dict(self) -> dict:
-        """Which card applies and what it costs: what tables and JSON report with a result."""
-        return {
-            "card": self.card.name,
-            "simulator": self.card.simulator,
-            "latency_cycles": self.card.latency_cycles,
-            "clock_GHz": self.clock_hz / GHZ,
-            "clock_source": self.clock_source,
-            "hop_latency_ns": to_ns(self.hop_latency),
-            "throughput_condition": self.condition,
-            # Packet mode's costs; "derived" names those the card does not measure.
-            "packet": self.card.packet_costs.to_dict() | {"preempt_ns": to_ns(self.preempt_time)},
-        }
-
-    def describe(self) -> str:
-        """One line: ``built-in (5 cycles per hop at 1 GHz = 5 ns)``."""
-        return describe_timing(self.to_dict())
-
-
-def describe_timing(timing: Mapping[str, Any]) -> str:
-    """SwitchTiming.to_dict() as one line for a table, the clock's source and the packet
-    costs (measured, or derived where the card has none) included."""
-    text = (
-        f"{timing['card']} ({timing['latency_cycles']:g} cycles per hop at "
-        f"{timing['clock_GHz']:g} GHz = {timing['hop_latency_ns']:g} ns; "
-        f"clock {timing['clock_source']})"
-    )
-    pk = timing.get("packet")
-    if pk:
-        costs = ("preempt_cycles", "credit_rtt_cycles", "vc_share")
-        measured = [f for f in costs if f not in pk["derived"]]
-        source = "measured" if len(measured) == len(costs) else "derived"
-        if measured and len(measured) < len(costs):
-            source = "partly measured"
-        text += (
-            f"; packets: {pk['header_flits']} header flit per {pk['packet_flits']}, preemption "
-            f"{pk['preempt_cycles']:g} cycles, credit round trip {pk['credit_rtt_cycles']:g} "
-            f"cycles, VC share {pk['vc_share']:g} ({source})"
-        )
-    return text
 
 
 class Fabric:
@@ -262,9 +107,7 @@ class Fabric:
         elif routing == "tree":
             self._init_tree()
         elif routing == DIMS:
-            from fredfab.model.system.topologies import check_dims_fabric
-
-            self.dims = check_dims_fabric(self, dims)
+            self.dims = self._init_dims(dims)
         else:
             raise FabricError(f"fabric {name!r}: routing {routing!r} unknown; use {ROUTINGS}")
         if self.in_switch and routing != "tree":
@@ -422,7 +265,7 @@ class Fabric:
             tuple(w for w in self.neighbours[u] if parent[w] == u) for u in range(n)
         )
         # A switch-to-switch link is a bundle of ports ("lanes"): a logical FRED switch is
-        # several Fred_3(P) chiplets (fred-reference.md section 3), so concurrent flows
+        # several Fred_3(P) chiplets (paper §6.2), so concurrent flows
         # crossing one tree link use different physical ports. Assumption: a switch has as
         # many lanes towards its parent as it has downward non-I/O ports, so every child can
         # send its own flow up at once. Their bandwidth is shared: the link's bandwidth is the
@@ -436,6 +279,35 @@ class Fabric:
         self._port_base: dict[int, dict[int, int]] = {}
 
     # ------------------------------------------------------------------ queries
+    def _init_dims(self, shape: Dims | None) -> Dims:
+        """``shape``, once this fabric's nodes and links are exactly those of ``shape``."""
+        where = f"fabric {self.name!r}"
+        if not isinstance(shape, Dims):
+            raise FabricError(
+                f"{where}: routing 'dims' needs its dimensions (build it with "
+                "topologies.dims_fabric, a [dims] table or an ASTRA-sim network file)"
+            )
+        if self.num_npus != shape.num_npus or len(self.switches) != shape.num_switches:
+            raise FabricError(
+                f"{where}: topology {shape.label} has {shape.num_npus} NPUs and "
+                f"{shape.num_switches} switches, the graph {self.num_npus} and "
+                f"{len(self.switches)}"
+            )
+        if self.ios:
+            raise FabricError(f"{where}: ASTRA-sim topologies have no I/O controllers")
+        want = {}
+        for a, b, bw, lat in shape.link_pairs():
+            want[a, b] = want[b, a] = (bw, lat)
+        have = {(lk.src, lk.dst): (lk.bandwidth, lk.latency) for lk in self.links}
+        if have != want:
+            odd = sorted(set(have.items()) ^ set(want.items()))[:1]
+            (a, b), _ = odd[0]
+            raise FabricError(
+                f"{where}: link {self.nodes[a].name}->{self.nodes[b].name} does not match "
+                f"topology {shape.label} (missing, extra or with other bandwidth or latency)"
+            )
+        return shape
+
     @property
     def has_fred_switches(self) -> bool:
         """True when switch timing applies: FRED switches (ASTRA-sim's switches are ideal)."""
@@ -591,23 +463,3 @@ class Fabric:
             f"Fabric({self.name!r}, npus={self.num_npus}, ios={len(self.ios)}, "
             f"switches={len(self.switches)}, routing={self.routing!r})"
         )
-
-
-def check_counts(npus: int, ios: int, switches: int, where: str) -> None:
-    """Raise FabricError if a fabric of these node counts exceeds the size limits."""
-    for what, n, hi in (
-        ("NPUs", npus, MAX_NPUS),
-        ("I/O controllers", ios, MAX_IO_CONTROLLERS),
-        ("switches", switches, MAX_SWITCHES),
-    ):
-        if n > hi:
-            raise FabricError(f"{where}: {n} {what}; a fabric has at most {hi}")
-
-
-def build_links(pairs: Iterable[tuple[int, int, float, float]]) -> list[Link]:
-    """Directed links, both directions, from (a, b, bandwidth, latency) tuples."""
-    links: list[Link] = []
-    for a, b, bw, lat in pairs:
-        links.append(Link(len(links), a, b, float(bw), float(lat)))
-        links.append(Link(len(links), b, a, float(bw), float(lat)))
-    return links

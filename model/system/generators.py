@@ -1,6 +1,6 @@
 """Parameterised fabrics: W x H meshes and FRED switch trees of any depth and radix.
 
-Defaults are the paper's wafer (fred-reference.md section 3) where it gives a number, and a
+Defaults are the paper's wafer (paper §6 and §7.1-7.2) where it gives a number, and a
 documented assumption where it does not.
 """
 
@@ -8,26 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fredfab.model.system.fabric import (
+from fredfab.model.system.elements import (
     MAX_IO_CONTROLLERS,
     MAX_NPUS,
     MAX_TREE_LEVELS,
-    SWITCH_M,
-    Fabric,
     FabricError,
     Node,
-    SwitchTiming,
     build_links,
     check_counts,
 )
+from fredfab.model.system.fabric import SWITCH_M, Fabric
+from fredfab.model.system.switch_timing import SwitchTiming
 from fredfab.model.system.units import GB, NS
 from fredfab.model.toml_fields import check_choice, check_int
 
-#: Mesh NPU-NPU link, per direction: 3 TB/s of NPU send bandwidth over 4 links (section 3).
+#: Mesh NPU-NPU link, per direction: 3 TB/s of NPU send bandwidth over 4 links (paper §7.2).
 MESH_LINK_BW = 750 * GB
-#: NPU-L1 link of FRED, per direction: the NPU's 3 TB/s send / 3 TB/s receive (section 3).
+#: NPU-L1 link of FRED, per direction: the NPU's 3 TB/s send / 3 TB/s receive (paper §6.1).
 NPU_LINK_BW = 3000 * GB
-#: I/O controller to off-wafer memory, 128 GB/s each (section 3); taken per direction.
+#: I/O controller to off-wafer memory, 128 GB/s each (paper §6.1); taken per direction.
 IO_BW = 128 * GB
 #: On-wafer link latency per hop. Assumption: the paper gives none. Die-to-die PHYs on an
 #: interposer take a few ns; 10 ns covers PHY pair, a few cm of wafer wire and port logic.

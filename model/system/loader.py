@@ -74,27 +74,23 @@ from fredfab.model.system.astra_yaml import (
     fabric_from_dims_table,
     load_astra_yaml,
 )
-from fredfab.model.system.fabric import (
-    CONDITIONS,
-    MAX_FLIT_BYTES,
+from fredfab.model.system.elements import (
     MAX_IO_CONTROLLERS,
     MAX_NPUS,
-    MAX_SWITCH_M,
     MAX_SWITCHES,
     MAX_TREE_LEVELS,
     NODE_KINDS,
     NODE_ORDER,
-    ROUTINGS,
-    Fabric,
     FabricError,
     Link,
     Node,
-    SwitchTiming,
     check_counts,
 )
+from fredfab.model.system.fabric import MAX_SWITCH_M, ROUTINGS, Fabric
 from fredfab.model.system.generators import LINK_LATENCY, MESH_NUMBERINGS, fred_tree, mesh
+from fredfab.model.system.switch_timing import MAX_FLIT_BYTES, SwitchTiming
 from fredfab.model.system.units import GB, GHZ, NS
-from fredfab.model.timing_card import TimingCardError, load_timing_card
+from fredfab.model.timing_card import CONDITIONS, TimingCardError, load_timing_card
 from fredfab.model.toml_fields import Table
 
 SCHEMA = "fred-fabric/1"

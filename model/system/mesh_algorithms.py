@@ -36,10 +36,10 @@ from __future__ import annotations
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
-from fredfab.model.system.algorithms import _rectangle, _rings, folded
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.registry import Algorithm, register
 from fredfab.model.system.request import CollectiveRequest, Plan, bus_factor
+from fredfab.model.system.rings import folded, rectangle, rings
 from fredfab.model.system.schedule import Schedule
 
 _OPS = frozenset(
@@ -107,26 +107,26 @@ def _rings_applies(f: Fabric, req: CollectiveRequest) -> bool:
     never faster, and on a 32 x 32 mesh they would cost ~8 million transfers to simulate."""
     if f.routing != "xy":
         return False
-    M = _rectangle(f, req.group)
+    M = rectangle(f, req.group)
     return M is not None and M.shape[0] != M.shape[1] and hamiltonian_cycle(M) is not None
 
 
 def _rings_bound(f: Fabric, req: CollectiveRequest) -> float:
     """Each ring carries D/2: every cycle link carries bus_factor x D/2 per direction."""
-    cycle = hamiltonian_cycle(_rectangle(f, req.group))
+    cycle = hamiltonian_cycle(rectangle(f, req.group))
     return corner_bound(f, req, float(f.bandwidth[_cycle_links(f, cycle)].min()))
 
 
 def _build_rings(sched: Schedule, plan: Plan, chunks: int) -> None:
     """Per chunk, the cycle one way and the reversed cycle the other, D/2 each."""
     req = plan.request
-    cycle = hamiltonian_cycle(_rectangle(sched.fabric, req.group))
+    cycle = hamiltonian_cycle(rectangle(sched.fabric, req.group))
     n = len(cycle)
     M = np.stack([cycle, cycle[::-1]])
     steps = _steps_factor(req.op) * (n - 1)
     prev = None
     for _c in range(chunks):
-        _, prev = _rings(sched, M, steps, req.size_bytes / chunks / (2 * n), plan.index, None, prev)
+        _, prev = rings(sched, M, steps, req.size_bytes / chunks / (2 * n), plan.index, None, prev)
 
 
 # ---------------------------------------------------------------------- mesh-2d-dual
@@ -152,7 +152,7 @@ def dual_fraction(M_shape: tuple[int, int], bw_h: float = 1.0, bw_v: float = 1.0
 
 def _dual_setup(f: Fabric, req: CollectiveRequest) -> tuple[np.ndarray, float, float, float]:
     """Member matrix, horizontal and vertical link bandwidth (slowest), rows-first fraction."""
-    M = _rectangle(f, req.group)
+    M = rectangle(f, req.group)
     lh, lv = _rectangle_links(f, M)
     bw_h, bw_v = float(f.bandwidth[lh].min()), float(f.bandwidth[lv].min())
     return M, bw_h, bw_v, dual_fraction(M.shape, bw_h, bw_v)
@@ -163,7 +163,7 @@ def _dual_applies(f: Fabric, req: CollectiveRequest) -> bool:
     mesh-rings); see the module docstring."""
     if f.routing != "xy":
         return False
-    M = _rectangle(f, req.group)
+    M = rectangle(f, req.group)
     return M is not None and (M.shape[0] == M.shape[1] or hamiltonian_cycle(M) is None)
 
 
@@ -185,16 +185,16 @@ def _two_d(
     R, K = M.shape
     p = prev or (None, None, None)
     if op == CollectiveKind.ALL_REDUCE:
-        e1, s1 = _rings(sched, M, K - 1, size / K, r, None, p[0])
-        e2, s2 = _rings(sched, M.T, 2 * (R - 1), size / (K * R), r, e1.T, p[1])
-        _, s3 = _rings(sched, M, K - 1, size / K, r, e2.T, p[2])
+        e1, s1 = rings(sched, M, K - 1, size / K, r, None, p[0])
+        e2, s2 = rings(sched, M.T, 2 * (R - 1), size / (K * R), r, e1.T, p[1])
+        _, s3 = rings(sched, M, K - 1, size / K, r, e2.T, p[2])
         return s1, s2, s3
     if op == CollectiveKind.REDUCE_SCATTER:
-        e1, s1 = _rings(sched, M, K - 1, size / K, r, None, p[0])
-        _, s2 = _rings(sched, M.T, R - 1, size / (K * R), r, e1.T, p[1])
+        e1, s1 = rings(sched, M, K - 1, size / K, r, None, p[0])
+        _, s2 = rings(sched, M.T, R - 1, size / (K * R), r, e1.T, p[1])
         return s1, s2, None
-    e1, s1 = _rings(sched, M.T, R - 1, size / (K * R), r, None, p[0])  # All-Gather
-    _, s2 = _rings(sched, M, K - 1, size / K, r, e1.T, p[1])
+    e1, s1 = rings(sched, M.T, R - 1, size / (K * R), r, None, p[0])  # All-Gather
+    _, s2 = rings(sched, M, K - 1, size / K, r, e1.T, p[1])
     return s1, s2, None
 
 

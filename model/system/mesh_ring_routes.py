@@ -26,11 +26,11 @@ import itertools
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
-from fredfab.model.system.algorithms import _rectangle, _ring_factor
 from fredfab.model.system.bounds import LinkLoad
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.registry import Algorithm, register
 from fredfab.model.system.request import CollectiveRequest, Plan
+from fredfab.model.system.rings import rectangle, ring_factor
 from fredfab.model.system.schedule import NO_DEP, Schedule
 
 _OPS = frozenset(
@@ -103,7 +103,7 @@ def ring_routes(f: Fabric, group: tuple[int, ...]) -> tuple[tuple[int, ...], ...
 def _applies(f: Fabric, req: CollectiveRequest) -> bool:
     """Mesh groups that are not full rectangles (those have algorithms at the two-link bound
     whose hops run along rows and columns, where both routes coincide) with a bending hop."""
-    if f.routing != "xy" or _rectangle(f, req.group) is not None:
+    if f.routing != "xy" or rectangle(f, req.group) is not None:
         return False
     return any(_bends(f, a, b) for a, b in _hops(tuple(req.group)))
 
@@ -112,7 +112,7 @@ def _bound(f: Fabric, req: CollectiveRequest) -> float:
     """Every hop's chosen route carries bus_factor x D (2(N-1)/N x D for All-Reduce)."""
     load = LinkLoad(f)
     links = [lk for r in ring_routes(f, tuple(req.group)) for lk in r]
-    nbytes = _ring_factor(req.op, len(req.group)) * req.size_bytes
+    nbytes = ring_factor(req.op, len(req.group)) * req.size_bytes
     load.links(links, nbytes, f.kind_weight(np.array(links), CollectiveKind.UNICAST))
     return load.seconds()
 

@@ -1,7 +1,7 @@
 """3D-parallel strategies and the paper's placement of workers on NPUs.
 
 Workers are numbered MP first, then PP, then DP: worker w = mp + MP * (pp + PP * dp), and
-worker w runs on NPU w (fred-reference.md section 2: "places workers MP-consecutive, then PP,
+worker w runs on NPU w (paper §5.3: "places workers MP-consecutive, then PP,
 then DP"). NPU ids are consecutive under an L1 switch on FRED and serpentine on the mesh
 (generators.MESH_NUMBERING: consecutive ids are grid neighbours), so MP groups are the tightest
 and DP groups the most spread.

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind, flow_kind
-from fredfab.model.flow import Flow
-from fredfab.model.system.fabric import Fabric, FabricError
+from fredfab.model.switch.flow import Flow
+from fredfab.model.system.elements import FabricError
+from fredfab.model.system.fabric import Fabric
 
 NO_DEP = -1
 

@@ -10,12 +10,11 @@ from fredfab.model.training.workload import (
     MPComm,
     Workload,
     WorkloadError,
-    load_workload,
     resnet_layers,
-    shipped_workloads,
     transformer_layers,
     workload_from_dict,
 )
+from fredfab.model.training.workload_files import load_workload, shipped_workloads
 
 __all__ = [
     "CATEGORIES",

@@ -66,7 +66,7 @@ FORMAT = "astra-sim-1.0-text"
 #: ``#define CLOCK_PERIOD 1``, ``FREQ (1000.0 / CLOCK_PERIOD)`` ticks per us): 1 GHz.
 DEFAULT_CLOCK_HZ = 1 * GHZ
 #: Samples per DP replica the file's times and sizes cover: the training default
-#: (TrainingConfig.samples_per_replica, fred-reference.md section 4), so a default estimate
+#: (TrainingConfig.samples_per_replica, paper §7.4), so a default estimate
 #: runs the file's own batch.
 REFERENCE_SAMPLES = TrainingConfig().samples_per_replica
 

@@ -1,6 +1,6 @@
 """The NPU and the execution settings of a training estimate.
 
-Every default is either a fact from fred-reference.md (section named) or an assumption with
+Every default is either a fact from the paper (section named) or an assumption with
 its source written next to it.
 """
 
@@ -30,17 +30,17 @@ class NPU:
     """
 
     #: Dense FP16/BF16 tensor rate of an H100 SXM (NVIDIA H100 datasheet: 989.4 TFLOP/s
-    #: without sparsity). The paper's NPU is "H100-like" and gives no rate (section 3).
+    #: without sparsity). The paper's NPU is "H100-like" and gives no rate (paper §6.1).
     peak_flops: float = 989e12
     #: Fraction of peak a training kernel mix sustains. Assumption: Megatron-LM reaches
     #: 52% of A100 peak on its 1T GPT (Narayanan et al., SC'21, Table 1: 163 of 312 TFLOP/s);
     #: 0.5 is applied to every layer on every fabric (the paper assumes the same compute
-    #: efficiency everywhere, section 4).
+    #: efficiency everywhere, paper §7.3).
     efficiency: float = 0.5
     #: HBM bandwidth: the paper's NPU has 6 TB/s to its 5 HBM3 stacks (3 read + 3 write,
-    #: section 3); taken as one 6 TB/s budget. (An H100 SXM has 3.35 TB/s.)
+    #: paper §6.1); taken as one 6 TB/s budget. (An H100 SXM has 3.35 TB/s.)
     hbm_bandwidth: float = 6000 * GB
-    #: HBM capacity: H100 SXM, 80 GB (section 3: not stated by the paper, use H100 figures).
+    #: HBM capacity: H100 SXM, 80 GB (not stated by the paper, §6.1; H100 figures taken).
     hbm_bytes: float = 80 * GB
 
     def __post_init__(self) -> None:
@@ -55,7 +55,7 @@ class TrainingConfig:
 
     strategy: Strategy = Strategy(1, 1, 1)
     execution: str = "weight-stationary"
-    #: Samples per DP replica per iteration: minibatch = DP x this (section 4: 16 for
+    #: Samples per DP replica per iteration: minibatch = DP x this (paper §7.4: 16 for
     #: per-fabric comparisons, 40 for strategy sweeps).
     samples_per_replica: int = 16
     #: Microbatches per iteration (pipeline). Weight-streaming: microbatches pipeline through
@@ -67,7 +67,7 @@ class TrainingConfig:
     #: FP16 weights after the step (DeepSpeed's implementation).
     zero_stage: int = 0
     #: Placement: dimension order from innermost to outermost; the paper's "MP consecutive,
-    #: then PP, then DP" is mp-pp-dp (section 2).
+    #: then PP, then DP" is mp-pp-dp (paper §5.3).
     placement: str = "mp-pp-dp"
     #: Activation memory policy: "none" keeps every activation for backward; "full"
     #: recomputes each layer's forward in backward from its input (checkpoint per layer);

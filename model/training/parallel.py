@@ -1,7 +1,7 @@
 """3D-parallel layouts: which NPU runs which worker, the groups, and the layer split.
 
 A worker is (mp, pp, dp). The placement names the dimensions innermost first: the paper's
-``mp-pp-dp`` (section 2: MP consecutive, then PP, then DP) puts worker (m, p, d) on NPU
+``mp-pp-dp`` (paper §5.3: MP consecutive, then PP, then DP) puts worker (m, p, d) on NPU
 m + MP (p + PP d), the numbering fredfab.model.system.placement.Strategy uses. Other orders
 (e.g. ``dp-mp-pp``) are there to ask what the placement is worth.
 """

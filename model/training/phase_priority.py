@@ -3,7 +3,7 @@
 Without this rule every collective of a training iteration is timed as if alone
 (fredfab.model.training.iteration). A FRED switch in packet mode (docs/switch-rtl.md,
 "Packet mode") serves one phase at a time: the phase of the highest priority ready, MP > PP
-> DP (fred-reference.md section 2), moving to it at a packet boundary; the preempted phase
+> DP (paper §5.4), moving to it at a packet boundary; the preempted phase
 keeps its packets and resumes after. ``prioritise`` applies that rule to a task graph
 (fredfab.model.training.timeline) and returns the same graph with stretched durations:
 
@@ -66,7 +66,7 @@ from fredfab.model.training.packet_rate import COMM
 from fredfab.model.training.timeline import Task, Timeline
 
 if TYPE_CHECKING:
-    from fredfab.model.system.fabric import SwitchTiming
+    from fredfab.model.system.switch_timing import SwitchTiming
 
 #: Phase classes, highest priority first: the packet format's VC priority, MP > PP > DP.
 PRIORITY: tuple[str, ...] = tuple(VC_NAMES[vc] for vc in VC_PRIORITY)

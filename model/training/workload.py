@@ -1,5 +1,5 @@
-"""Training workloads as data: layer-level descriptions loaded from TOML (or from ASTRA-sim
-text workloads: fredfab.model.training.astra_workload).
+"""Training workloads as data: layer-level descriptions, and the TOML form a file gives them
+(files of every format are read by fredfab.model.training.workload_files).
 
 Schema ``fred-workload/1``. A file describes the model in exactly one of three ways:
 
@@ -52,7 +52,6 @@ Schema ``fred-workload/1``. A file describes the model in exactly one of three w
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +65,7 @@ from fredfab.model.toml_fields import Table, check_int
 
 SCHEMA = "fred-workload/1"
 DATA_DIR = Path(__file__).with_name("data")
-#: Bytes per activation, weight and gradient element: FP16 (fred-reference.md section 4).
+#: Bytes per activation, weight and gradient element: FP16 (paper §7.3).
 FP16 = 2
 PASSES = ("fwd", "bwd")
 MP_MODES = ("split", "replicate")
@@ -169,7 +168,7 @@ class Workload:
 def transformer_layers(
     layers: int, hidden: int, heads: int, seq: int, vocab: int, flash_attention: bool = True
 ) -> list[Layer]:
-    """A GPT-style decoder split Megatron-style (fred-reference.md section 4).
+    """A GPT-style decoder split Megatron-style (paper §7.4).
 
     Per block (h hidden, s sequence, a heads, MLP 4h; Narayanan et al., SC'21, eq. 2):
     params 12h^2 + 13h (QKV 3h^2+3h, projection h^2+h, MLP 8h^2+5h, two LayerNorms 4h);
@@ -362,42 +361,6 @@ _LAYER = {"name", "kind", *LAYER_NUMBERS, "mp", "mp_comm", "repeat"}
 _COMM = {"op", "pass", "bytes"}
 _PUBLISHED = {"params", "source"}
 _SWEEP = {"samples_per_replica", "microbatches"}
-
-
-def shipped_workloads() -> list[str]:
-    return sorted(p.stem for p in DATA_DIR.glob("*.toml"))
-
-
-def load_workload(spec: str | Path, astra_clock_hz: float | None = None) -> Workload:
-    """A shipped workload by name (resnet-152, transformer-17b, gpt3-175b, transformer-1t),
-    a user's TOML file, or an ASTRA-sim text workload (a ``.txt`` file, or any file whose
-    first word is an ASTRA-sim parallelism type; fredfab.model.training.astra_workload), whose
-    compute cycles run at ``astra_clock_hz`` (default: that module's DEFAULT_CLOCK_HZ)."""
-    from fredfab.model.training import astra_workload
-
-    shipped = DATA_DIR / f"{str(spec).lower()}.toml"
-    path = shipped if shipped.is_file() else Path(spec)
-    if not path.is_file():
-        raise WorkloadError(
-            f"workload {str(spec)!r} is neither a shipped workload "
-            f"({', '.join(shipped_workloads())}) nor a TOML or ASTRA-sim text file"
-        )
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorkloadError(f"{path}: cannot read the workload: {exc}") from None
-    if path.suffix == ".txt" or astra_workload.looks_like_astra(text):
-        return astra_workload.astra_workload_from_text(text, str(path), astra_clock_hz)
-    if astra_clock_hz is not None:
-        raise WorkloadError(
-            f"{path}: an ASTRA-sim clock applies only to ASTRA-sim text workloads, "
-            "not to a TOML workload"
-        )
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise WorkloadError(f"{path}: not valid TOML: {exc}") from None
-    return workload_from_dict(data, source=str(path))
 
 
 def workload_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> Workload:

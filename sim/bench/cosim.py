@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
-from fredfab.model.flow import Flow
+from fredfab.model.switch.flow import Flow
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.scenario_file import Scenario
 from fredfab.sim.verify.scenarios import ScenarioBuilder

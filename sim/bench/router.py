@@ -8,10 +8,10 @@ import time
 import numpy as np
 
 from fredfab.model.dtypes import element_type, random_data
-from fredfab.model.flow import Flow
-from fredfab.model.flowgen import random_flow_set
-from fredfab.model.router import routable, route
-from fredfab.model.switch_model import FunctionalSwitch
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.flowgen import random_flow_set
+from fredfab.model.switch.router import routable, route
+from fredfab.model.switch.switch_model import FunctionalSwitch
 
 NAME = "router"
 

@@ -24,7 +24,7 @@ def _synth(params) -> dict:
 
 def run(quick: bool = False) -> list[dict]:
     from fredfab.hw.params import SwitchParams
-    from fredfab.model.topology import Topology
+    from fredfab.model.switch.topology import Topology
 
     rows: list[dict] = []
     sizes = (4, 8) if quick else (4, 8, 16, 32)

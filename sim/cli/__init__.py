@@ -111,7 +111,7 @@ def _one_line(message: str) -> str:
 
 
 def _unroutable(exc: Exception) -> bool:
-    from fredfab.model.router import RouteConflict
+    from fredfab.model.switch.router import RouteConflict
 
     if isinstance(exc, RouteConflict):
         return True
@@ -121,7 +121,7 @@ def _unroutable(exc: Exception) -> bool:
 
 
 def _unroutable_json(exc: Exception) -> dict:
-    from fredfab.model.router import RouteConflict
+    from fredfab.model.switch.router import RouteConflict
 
     out: dict = {"error": "unroutable", "message": _one_line(str(exc))}
     if isinstance(exc, RouteConflict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from fredfab.model.flow import FlowError
+from fredfab.model.switch.flow import FlowError
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.registry import algorithms
 from fredfab.model.system.request import CollectiveRequest, normalize_op

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from fredfab.model.flow import Flow, FlowError, parse_ports
+from fredfab.model.switch.flow import Flow, FlowError, parse_ports
 from fredfab.model.system.units import parse_size
 
 #: Ports of a switch the router handles (``fred route``); generated switches are bounded

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from fredfab.model.collective_kind import CollectiveKind
-from fredfab.model.flow import FlowError
+from fredfab.model.switch.flow import FlowError
 from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
 from fredfab.model.system.registry import algorithms, lookup
 from fredfab.model.system.request import normalize_op

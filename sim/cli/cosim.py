@@ -31,7 +31,7 @@ from fredfab.sim.cli.output import check_folder
 from fredfab.sim.verify import cosim
 
 if TYPE_CHECKING:
-    from fredfab.sim.verify.scenario_file import Scenario
+    pass
 
 NAME = "cosim"
 HELP = "co-simulate a generated switch (cocotb on Icarus or Verilator) against the golden model"
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         scenarios = standard_scenarios(params, args.seed, kinds=args.scenario)
     if args.inject_error:
-        _corrupt(scenarios[0])
+        scenarios[0].corrupt_one_expected_flit()
     if not args.json:
         print(f"{args.sim}: {params.name}, {len(scenarios)} scenario(s) ...", flush=True)
     result = cosim.run(params, args.sim, scenarios, label="cli", waves=args.waves, root=args.root)
@@ -182,18 +182,6 @@ def run(args: argparse.Namespace) -> int:
             # A card applies only where it is named: say how.
             print(f"timing card: {card} (estimates use it with --timing-card {card})")
     return 0 if result.passed else 1
-
-
-def _corrupt(scenario: Scenario) -> None:
-    """Flip the lowest data bit of the middle expected flit of the scenario's busiest port."""
-    for ph in scenario.phases:
-        if ph.expect:
-            port = max(ph.expect, key=lambda p: len(ph.expect[p]))
-            flits = ph.expect[port]
-            data, last = flits[len(flits) // 2]
-            flits[len(flits) // 2] = (data ^ 1, last)
-            return
-    raise ValueError("the scenario expects no flit to corrupt")
 
 
 def _packet_able(params) -> bool:

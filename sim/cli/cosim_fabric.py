@@ -60,7 +60,7 @@ def add_fabric_arguments(p: argparse.ArgumentParser) -> None:
 
 def _params(args: argparse.Namespace):
     from fredfab.hw.fabric_params import FabricParams
-    from fredfab.model.system.fabric import FabricError
+    from fredfab.model.system.elements import FabricError
 
     try:
         return FabricParams(
@@ -97,7 +97,7 @@ def _ops(args: argparse.Namespace, npus: tuple[int, ...]) -> list:
 
 
 def run_fabric(args: argparse.Namespace) -> int:
-    from fredfab.model.fabric_router import FabricRouteError
+    from fredfab.model.switch.fabric_router import FabricRouteError
     from fredfab.sim.verify import cosim
     from fredfab.sim.verify.fabric_check import cross_check
     from fredfab.sim.verify.fabric_scenarios import FabricScenarioBuilder
@@ -114,9 +114,7 @@ def run_fabric(args: argparse.Namespace) -> int:
     except FabricRouteError as exc:
         raise UserError(str(exc)) from None
     if args.inject_error:
-        from fredfab.sim.cli.cosim import _corrupt
-
-        _corrupt(sc)
+        sc.corrupt_one_expected_flit()
     if not args.json:
         print(f"{args.sim}: {params.name}, {len(ops)} phase(s) ...", flush=True)
     result = cosim.run(params, args.sim, [sc], label="cli", waves=args.waves, root=args.root)

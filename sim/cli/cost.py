@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
-from fredfab.model.arches import ARCHES
+from fredfab.model.switch.arches import ARCHES
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import (
     JOBS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from fredfab.model.system.fabric import describe_timing
+from fredfab.model.system.switch_timing import describe_timing
 from fredfab.model.system.units import GB, GHZ
 from fredfab.model.training import Workload, load_workload, shipped_workloads
 from fredfab.model.training.astra_workload import DEFAULT_CLOCK_HZ

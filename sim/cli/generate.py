@@ -9,8 +9,8 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
-from fredfab.model.arches import ARCHES
 from fredfab.model.dtypes import ELEMENT_TYPES
+from fredfab.model.switch.arches import ARCHES
 from fredfab.sim.cli.arguments import bounded_int, plain_int, span
 from fredfab.sim.cli.output import check_folder, staged_folder
 

@@ -17,10 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fredfab.sim.atomic import atomic_path, write_text  # noqa: F401  (re-exported)
 from fredfab.sim.cli import UserError
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 
 
 def check_file(path: str | Path, what: str = "output file", suffixes: tuple[str, ...] = ()) -> Path:
@@ -76,30 +74,6 @@ def _check_creatable(folder: Path, what: str, target: Path) -> None:
         raise UserError(f"{what} {target}: {probe} is a file, not a folder")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise UserError(f"{what} {target}: folder {probe} is not writable")
-
-
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path next to ``path`` (same suffix, so writers that pick a format by suffix
-    work); renamed to ``path`` when the block succeeds, removed when it fails."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=f".tmp{p.suffix}", dir=p.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; give it a normal file's mode
-    try:
-        yield Path(tmp)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically; return the path."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
-    return Path(path)
 
 
 @contextmanager

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from fredfab.model.system.fabric import describe_timing
+from fredfab.model.system.switch_timing import describe_timing
 from fredfab.model.system.units import GIB, KIB, MIB, MS, NS, US, to_ms
+from fredfab.sim.cli.plot_style import CATEGORY_COLOURS, legend_beside, plot_file
 from fredfab.sim.engines.training import CompareResult, SweepResult
 
 #: Breakdown labels, in table order (keys of Estimate.breakdown).
@@ -44,14 +45,6 @@ def fmt_time(t: float) -> str:
         if t >= scale:
             return f"{t / scale:.4g} {unit}"
     return f"{t / NS:.4g} ns"
-
-
-def _plot_path(path: str | Path) -> Path:
-    out = Path(path)
-    if out.suffix not in (".png", ".svg"):
-        raise ValueError(f"plot file {out}: use a .png or .svg name")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return out
 
 
 def timing_lines(per_fabric: Mapping[str, Mapping[str, Any] | None]) -> list[str]:
@@ -111,14 +104,14 @@ def plot_compare(result: CompareResult, path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = _plot_path(path)
+    out = plot_file(path)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     names = [e.fabric for e in result.estimates]
     bottom = np.zeros(len(names))
     for c in LABELS:
         vals = np.array([to_ms(e.breakdown.get(c, 0.0)) if e.ok else 0.0 for e in result.estimates])
         if vals.any():
-            ax.bar(names, vals, bottom=bottom, label=LABELS[c])
+            ax.bar(names, vals, bottom=bottom, label=LABELS[c], color=CATEGORY_COLOURS[c])
             bottom += vals
     for i, e in enumerate(result.estimates):
         if not e.ok:
@@ -127,10 +120,10 @@ def plot_compare(result: CompareResult, path: str | Path) -> Path:
             ax.text(i, bottom[i], f"{sp:.2f}x", ha="center", va="bottom", fontsize=8)
     ax.set_ylabel("time per iteration (ms)")
     ax.set_title(f"{result.workload}, {result.strategy}")
-    ax.legend(fontsize="small", ncol=3)
+    legend_beside(ax, fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out)
+    fig.savefig(out, bbox_inches="tight")
     plt.close(fig)
     return out
 
@@ -230,7 +223,7 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    out = _plot_path(path)
+    out = plot_file(path)
     fabs = list(dict.fromkeys(e.fabric for e in result.estimates))
     strategies = list(dict.fromkeys(e.strategy for e in result.estimates))
     cell = {(e.fabric, e.strategy): e for e in result.estimates}
@@ -252,7 +245,7 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
         ax2.bar(xs, [math.nan if r is None else 100 * r for r in red], width, color=f"C{k}")
         # Exposed communication by kind, stacked, with the bubble on top.
         bottom = np.zeros(len(strategies))
-        for j, kind in enumerate((*EXPOSED_LABELS, "bubble")):
+        for kind in (*EXPOSED_LABELS, "bubble"):
             vals = np.array(
                 [
                     to_ms(e.breakdown["bubble"] if kind == "bubble" else e.exposed[kind])
@@ -266,7 +259,7 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
                 vals,
                 width,
                 bottom=bottom,
-                color=plt.get_cmap("Set2")(j),
+                color=CATEGORY_COLOURS[kind],
                 label=(EXPOSED_LABELS.get(kind, kind) if k == 0 else None),
             )
             bottom += vals
@@ -278,16 +271,16 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
     )
     # Legend patches of their own: the first bar of a fabric may be hatched.
     handles = [Patch(facecolor=f"C{k}", label=f) for k, f in enumerate(fabs)]
-    ax.legend(handles=handles, fontsize="small", ncol=min(len(fabs), 5))
+    legend_beside(ax, handles=handles, fontsize="small")
     ax2.set_ylabel(f"exposed comm. reduction\nvs {result.baseline} (%)")
     ax2.axhline(0, color="k", lw=0.5)
     ax3.set_ylabel("exposed comm. + bubble (ms)\nbars: " + ", ".join(fabs), fontsize=8)
-    ax3.legend(fontsize="small", ncol=5)
+    legend_beside(ax3, fontsize="small")
     for a in (ax, ax2, ax3):
         a.grid(axis="y", alpha=0.3)
     ax3.set_xticks(range(len(strategies)), strategies, rotation=60, ha="right", fontsize=7)
     fig.tight_layout()
-    fig.savefig(out)
+    fig.savefig(out, bbox_inches="tight")
     plt.close(fig)
     return out
 

@@ -6,9 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-from fredfab.model.arches import ARCHES
-from fredfab.model.router import Routing, route
-from fredfab.model.topology import NONE, Node
+from fredfab.model.switch.arches import ARCHES
+from fredfab.model.switch.router import Routing, route
+from fredfab.model.switch.topology import NONE, Node
 from fredfab.sim.cli.arguments import (
     ROUTE_M,
     ROUTE_PORTS,

@@ -95,9 +95,9 @@ def plot_sensitivity(result: SensitivityResult, path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fredfab.sim.cli.report import _plot_path
+    from fredfab.sim.cli.plot_style import legend_beside, plot_file
 
-    out = _plot_path(path)
+    out = plot_file(path)
     var = VARIABLES[result.variable]
     xs = [p.value for p in result.points]
     fig, axes = plt.subplots(3, 1, figsize=(6.4, 8.0), sharex=True)
@@ -137,8 +137,8 @@ def plot_sensitivity(result: SensitivityResult, path: str | Path) -> Path:
     for a in axes:
         a.grid(alpha=0.3)
         if a.get_legend_handles_labels()[0]:  # the reduction panel is empty without others
-            a.legend(fontsize="small", ncol=3)
+            legend_beside(a, fontsize="small")
     fig.tight_layout()
-    fig.savefig(out)
+    fig.savefig(out, bbox_inches="tight")
     plt.close(fig)
     return out

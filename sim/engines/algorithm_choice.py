@@ -19,7 +19,8 @@ import math
 from dataclasses import dataclass
 
 from fredfab.model.system.algorithms import CollectiveRequest, Plan, check_request, plan_request
-from fredfab.model.system.fabric import Fabric, FabricError
+from fredfab.model.system.elements import FabricError
+from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.registry import candidates, lookup
 from fredfab.sim.engines.plan_run import RunOptions, run_alone_cache_clear, run_plans
 from fredfab.sim.engines.switch_check import CollectiveConflict, SwitchChecker

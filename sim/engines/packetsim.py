@@ -7,7 +7,7 @@ leaves). In a tree flow a packet may enter a link once it has arrived on every l
 (a switch reduces packet k of all its inputs, or copies it to all its outputs).
 
 Links serve the packets waiting for them round-robin over transfers, one packet at a time;
-credit-based backpressure (fred-reference.md section 2) allows at most a credit window of
+credit-based backpressure (paper §5.4) allows at most a credit window of
 packets of a transfer between entering a link and entering every link it feeds. The window is
 the link's buffer, sized as the paper sizes it: link bandwidth x round trip (``credit_window``).
 Together these approximate max-min fair sharing. Dependencies between transfers mean the same

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from fredfab.model.system import Fabric, load_fabric
+from fredfab.model.system.dims import Dims
 from fredfab.model.system.fabric import DIMS
-from fredfab.model.system.topologies import Dims, dims_fabric
+from fredfab.model.system.topologies import dims_fabric
 from fredfab.model.training.config import NPU
-from fredfab.model.training.workload import SCHEMA, Workload, load_workload, workload_from_dict
+from fredfab.model.training.workload import SCHEMA, Workload, workload_from_dict
+from fredfab.model.training.workload_files import load_workload
 from fredfab.sim.engines.training import DEFAULT_FABRICS, CompareResult, Estimate, compare
 
 

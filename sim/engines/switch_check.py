@@ -1,13 +1,13 @@
 """Routability of in-switch circuit configurations: every switch's FRED flows checked with
-the switch router (fredfab.model.router), memoised per process."""
+the switch router (fredfab.model.switch.router), memoised per process."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
 
-from fredfab.model.flow import Flow, FlowError, validate_flows
-from fredfab.model.router import routable
+from fredfab.model.switch.flow import Flow, FlowError, validate_flows
+from fredfab.model.switch.router import routable
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.request import Plan
 from fredfab.model.system.schedule import LaneConflict, switch_flows

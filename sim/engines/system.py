@@ -11,7 +11,7 @@ Each request runs the fastest of its candidate algorithms, each simulated alone 
 options (fredfab.sim.engines.algorithm_choice; memoised), unless ``algorithm=`` names one.
 Concurrent requests then share the fabric's links (flow-level, fredfab.sim.engines.netsim).
 On fabrics with in-switch collectives, every circuit configuration (the FRED flows each switch
-must carry at once) is checked with the switch router (fredfab.model.router). When it cannot
+must carry at once) is checked with the switch router (fredfab.model.switch.router). When it cannot
 be routed:
 
 * a request's in-switch candidate whose own flows conflict is skipped (the fastest other
@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 #: Default chunks per collective: the paper's mesh algorithm runs two chunks in opposite
-#: directions (fred-reference.md section 3), so two; every algorithm pipelines them.
+#: directions (paper §7.2), so two; every algorithm pipelines them.
 #: More chunks overlap hierarchical phases better and cost proportionally more events.
 DEFAULT_CHUNKS = 2
 

@@ -45,12 +45,13 @@ from fredfab.model.training.phase_priority import (
     tree_switches,
 )
 from fredfab.model.training.timeline import CATEGORIES, exposed
-from fredfab.model.training.workload import Workload, load_workload
+from fredfab.model.training.workload import Workload
+from fredfab.model.training.workload_files import is_shipped, load_workload
 from fredfab.sim.engines import algorithm_choice
 from fredfab.sim.engines.system import simulate
 
 #: The fabrics `fred compare` and `fred sweep` run by default: the paper's baseline and
-#: its four FRED variants (fred-reference.md section 3).
+#: its four FRED variants (paper §7.1-7.2, Table 5).
 DEFAULT_FABRICS = ("mesh-5x4", "fred-a", "fred-b", "fred-c", "fred-d")
 
 
@@ -578,9 +579,7 @@ def sweep(
     n = load_fabric(fabs[0]).num_npus
     strategies = [str(s) for s in factorizations(n)]
     # Shipped workloads go by name (cheap to send); others as the parsed object.
-    wl_spec: Any = (
-        wl.name if Path(wl.source).parent == Path(load_workload.__globals__["DATA_DIR"]) else wl
-    )
+    wl_spec: Any = wl.name if is_shipped(wl) else wl
     tasks = [(wl_spec, f, timing_card, s, npu, overrides) for f in fabs for s in strategies]
     results: list[dict] = [None] * len(tasks)  # type: ignore[list-item]
     total = len(tasks)

@@ -27,7 +27,6 @@ when the lz4 headers Verilator's FST writer needs are installed (liblz4-dev), el
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -36,7 +35,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -44,6 +43,7 @@ from pathlib import Path
 from fredfab.hw.fabric_params import FabricParams
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
+from fredfab.sim.verify.build_cache import directory_lock
 from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
 from fredfab.sim.verify.scenario_file import SCENARIOS_ENV, Scenario, ScenarioFile
 from fredfab.sim.verify.toolchain import ToolMissing
@@ -56,10 +56,14 @@ Params = SwitchParams | PacketParams | FabricParams
 
 
 def shared_build_root() -> Path:
-    """Where the test suites share builds: build/cosim of the repository, or the folder in
-    FRED_COSIM_ROOT (the cosim bench times a cold suite that way)."""
+    """Where the test suites share builds: the folder in FRED_COSIM_ROOT (the cosim bench
+    times a cold suite that way), else build/cosim of the checkout this module runs from, else
+    (an installed package) build/cosim under the working directory, never site-packages."""
     env = os.environ.get("FRED_COSIM_ROOT")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "build" / "cosim"
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parents[2]
+    return checkout / "build" / "cosim" if (checkout / "pyproject.toml").is_file() else DEFAULT_ROOT
 
 
 #: Verilator warnings that generated Verilog trips by construction (see
@@ -77,17 +81,6 @@ class CosimError(RuntimeError):
 class SimulatorMissing(CosimError, ToolMissing):
     """A simulator, or what it builds with, is not installed: a CosimError to the runner's
     callers and a ToolMissing to the test suite, which skips (or, under CI, fails) on it."""
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.mkdir(parents=True, exist_ok=True)
-    with open(path / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @cache
@@ -375,7 +368,7 @@ def _check_scenarios(scenarios: Sequence[Scenario]) -> None:
         raise ValueError(f"scenario names repeat: {names}")
 
 
-def _simulate(
+def run_bench(
     b: Build,
     files: RunFiles,
     seed: int,
@@ -457,10 +450,10 @@ def run(
     _check_scenarios(scenarios)
     b = build(params, sim, waves=waves, root=root)
     files = RunFiles(b.build_dir / "runs" / label)
-    with _locked(files.run_dir):
+    with directory_lock(files.run_dir):
         files.clear()
         ScenarioFile(b.manifest, list(scenarios)).write(files.scenarios)
-        wall = _simulate(b, files, seed)
+        wall = run_bench(b, files, seed)
         results = _collect([s.name for s in scenarios], files)
     wave_file = files.wave_file(b)
     return CosimResult(

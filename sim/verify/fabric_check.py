@@ -21,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from fredfab.hw.fabric_params import FabricParams
-from fredfab.model.system.fabric import Fabric, Link, SwitchTiming
+from fredfab.model.system.elements import Link
+from fredfab.model.system.fabric import Fabric
+from fredfab.model.system.switch_timing import SwitchTiming
 from fredfab.model.timing_card import KINDS, default_card
 from fredfab.sim.verify.fabric_scenarios import FabricOp
 from fredfab.sim.verify.report import ScenarioReport

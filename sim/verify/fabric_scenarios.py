@@ -4,7 +4,7 @@ A *fabric operation* (``FabricOp``) is one phase: concurrent collectives over di
 of NPUs, each one FRED tree flow (a hierarchical All-Reduce, a Reduce, a broadcast, or a
 point-to-point transfer), e.g. one phase of a 3D-parallel strategy (every MP group's
 All-Reduce at once). ``FabricScenarioBuilder.phase`` routes it through the fabric router
-(model/fabric_router.py), packs every switch's configuration into the fabric's words
+(model/switch/fabric_router.py), packs every switch's configuration into the fabric's words
 (hw/fabric.py: the switches' words one after the other), draws the NPUs' data and computes
 what every receiving NPU must get: the golden collective (``Collective.expected``) evaluated in
 the order the fabric adds (``FabricRouting.result_tree``: the root switch's reduction tree with
@@ -25,8 +25,8 @@ from fredfab.hw.fabric_params import FabricParams
 from fredfab.model import collectives as col
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.dtypes import random_data
-from fredfab.model.fabric_router import FabricRouting, route_flows
-from fredfab.model.flow import Flow
+from fredfab.model.switch.fabric_router import FabricRouting, route_flows
+from fredfab.model.switch.flow import Flow
 from fredfab.model.system.placement import Strategy
 from fredfab.model.system.request import CollectiveRequest
 from fredfab.sim.verify.scenario_file import Phase, Scenario

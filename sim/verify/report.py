@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fredfab.sim.atomic import write_text
 from fredfab.sim.verify.scenario_file import Flit
 
 REPORT_SCHEMA = "fred-cosim-report/1"
@@ -145,10 +146,7 @@ class CosimReport:
 
     def write(self, path: Path) -> None:
         """Replace ``path`` atomically: the runner may read it after the simulator died."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=1) + "\n")
-        tmp.replace(path)
+        write_text(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     @classmethod
     def read(cls, path: Path) -> CosimReport:

@@ -123,6 +123,19 @@ class Scenario:
         """Whether a phase resets the switch in the middle of its traffic."""
         return any(ph.reset_after is not None for ph in self.phases)
 
+    def corrupt_one_expected_flit(self) -> None:
+        """Flip the lowest data bit of the middle expected flit of the busiest port of the
+        first phase that expects any: a known-wrong expectation, so that a bench can show it
+        catches a mismatch (``fred cosim --inject-error``)."""
+        for ph in self.phases:
+            if ph.expect:
+                port = max(ph.expect, key=lambda p: len(ph.expect[p]))
+                flits = ph.expect[port]
+                data, last = flits[len(flits) // 2]
+                flits[len(flits) // 2] = (data ^ 1, last)
+                return
+        raise ValueError("the scenario expects no flit to corrupt")
+
     def to_json(self) -> dict:
         return {
             "name": self.name,

@@ -1,12 +1,13 @@
 """Co-simulation scenarios: phases of routed flows with their traffic and expected outputs.
 
 Everything the cocotb bench needs is computed here, in Python, from the models: routing
-(model/router.py), configuration words (model/config.py), packet data (model/dtypes.py, edge
-cases included) and expected outputs (the functional switch model, model/switch_model.py,
-which follows the routed reduction order). Collective scenarios take their steps from
-model/collectives.py, one phase per step, and are checked against the collective's own
-definition (``Collective.expected`` with the routed order) before they are handed to the
-simulator, so the bench's expectations are the golden collective, bit for bit.
+(model/switch/router.py), configuration words (model/switch/config.py), packet data
+(model/dtypes.py, edge cases included) and expected outputs (the functional switch model,
+model/switch/switch_model.py, which follows the routed reduction order). Collective
+scenarios take their steps from model/collectives.py, one phase per step, and are checked
+against the collective's own definition (``Collective.expected`` with the routed order)
+before they are handed to the simulator, so the bench's expectations are the golden
+collective, bit for bit.
 
 Slots: a phase with a configuration takes the next slot of the rotation 1..K-1 (slot 0 keeps
 the reset default), so a phase never loads into the slot that is active while it loads, and
@@ -25,10 +26,10 @@ import numpy as np
 from fredfab.hw.params import SwitchParams
 from fredfab.model import collectives as col
 from fredfab.model.dtypes import random_data, to_bits
-from fredfab.model.flow import Flow
-from fredfab.model.flowgen import random_flow_set
-from fredfab.model.router import RouteConflict, Routing
-from fredfab.model.switch_model import FunctionalSwitch
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.flowgen import random_flow_set
+from fredfab.model.switch.router import RouteConflict, Routing
+from fredfab.model.switch.switch_model import FunctionalSwitch
 from fredfab.sim.verify.cocotb_bench.patterns import Always, Pattern, Periodic, RandomPause, Stalls
 from fredfab.sim.verify.scenario_file import Phase, Scenario
 from fredfab.sim.verify.traffic import Traffic, flow_traffic, packet_lasts, traffic_from_data

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
-from fredfab.model.flow import Flow
-from fredfab.model.router import RouteConflict, Routing, route
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.router import RouteConflict, Routing, route
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.build_cache import cached_build
 

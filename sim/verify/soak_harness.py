@@ -55,7 +55,7 @@ from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.flit import flit_layout, flit_stream
 from fredfab.hw.params import SwitchParams
-from fredfab.model.router import Routing
+from fredfab.model.switch.router import Routing
 
 MODULE = "fred_soak"
 #: Widths of the flit counters (per output port) and of the error counter and fields.

@@ -37,15 +37,15 @@ What is measured (cycle = one clock period; "in cycle t" = sampled before edge t
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.dtypes import random_data
-from fredfab.model.flow import Flow
+from fredfab.model.switch.flow import Flow
 from fredfab.model.timing_card import KINDS, SCHEMA, TIMING_DIR, TimingCard
+from fredfab.sim.atomic import write_text
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.cocotb_bench.patterns import RandomPause
 from fredfab.sim.verify.report import PortStats
@@ -214,10 +214,10 @@ def measure_timing_card(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{params.name}.json"
-    _write_atomically(path, card.to_json())
+    write_text(path, card.to_json())
     details = Path(root) / "timing" / sim / f"{params.name}.json"
     details.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomically(details, json.dumps(asdict(m), indent=1) + "\n")
+    write_text(details, json.dumps(asdict(m), indent=1) + "\n")
     if packet_costs:
         from fredfab.hw.packet.params import PacketParams
         from fredfab.sim.verify.packet.timing import add_packet_costs, measure_packet_costs
@@ -225,17 +225,6 @@ def measure_timing_card(
         pm = measure_packet_costs(PacketParams(params), sim, root)
         add_packet_costs(path, pm, details.with_suffix(".packet.json"))
     return path
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write under a temporary name beside ``path``, then rename: readers (the system model,
-    a concurrent run) never see half a card."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 __all__ = [

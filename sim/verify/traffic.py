@@ -3,7 +3,7 @@
 One implementation shared by the Amaranth-simulator tests (tests/hw) and the cocotb benches
 (fredfab.sim.verify.cocotb_bench). Traffic is generated per flow: every input port of a flow sends
 the same number of flits with the same packet boundaries (the flow's packets), and the
-expected output is the functional model's (model/switch_model.py) for the routing the router
+expected output is the functional model's (model/switch/switch_model.py) for the routing the router
 produced, which tests/model checks against the golden collectives, so the expected sums follow
 the routed reduction order bit for bit.
 
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fredfab.model.dtypes import ElementType, from_bits, random_data, to_bits
-from fredfab.model.flow import Flow
-from fredfab.model.router import Routing
-from fredfab.model.switch_model import FunctionalSwitch
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.router import Routing
+from fredfab.model.switch.switch_model import FunctionalSwitch
 
 Flit = tuple[int, int]
 """(data, last)."""

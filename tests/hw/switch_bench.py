@@ -10,7 +10,7 @@ from amaranth.sim import Simulator
 
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
-from fredfab.model.router import Routing
+from fredfab.model.switch.router import Routing
 from tests.hw.streams import Traffic, driver, monitor
 
 

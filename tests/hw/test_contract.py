@@ -18,11 +18,11 @@ from fredfab.hw.manifest import generate, load_manifest, manifest
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
 from fredfab.hw.uswitch import USwitch
-from fredfab.model.arches import build_topology
-from fredfab.model.config import ConfigError, Configuration, check_node_codes
-from fredfab.model.config_layout import ConfigLayout
-from fredfab.model.flow import Flow
-from fredfab.model.router import route
+from fredfab.model.switch.arches import build_topology
+from fredfab.model.switch.config import ConfigError, Configuration, check_node_codes
+from fredfab.model.switch.config_layout import ConfigLayout
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.router import route
 from fredfab.sim.verify.example_tb.render import (
     RouteError,
     check_codes,

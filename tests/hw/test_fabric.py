@@ -11,7 +11,7 @@ from fredfab.hw.control import n_words
 from fredfab.hw.fabric import fabric_words, word_bases
 from fredfab.hw.fabric_manifest import generate, latency_cycles, path_latency
 from fredfab.hw.fabric_params import FabricParams
-from fredfab.model.fabric_wiring import BOUNDARY, FabricWiring
+from fredfab.model.switch.fabric_wiring import BOUNDARY, FabricWiring
 from fredfab.model.system.loader import load_fabric
 from fredfab.sim.verify.toolchain import verilator_lint
 

@@ -9,8 +9,8 @@ from amaranth.hdl import Fragment
 from fredfab.hw.manifest import generate, load_manifest, manifest
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
-from fredfab.model.config import Configuration
-from fredfab.model.topology import Topology
+from fredfab.model.switch.config import Configuration
+from fredfab.model.switch.topology import Topology
 from fredfab.sim.cli import main
 from fredfab.sim.verify.toolchain import verilator_lint
 from tests.hw.verilog_ports import assert_manifest_ports

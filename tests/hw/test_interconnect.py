@@ -9,9 +9,9 @@ from amaranth.sim import Simulator
 from fredfab.hw.interconnect import Interconnect
 from fredfab.hw.params import SwitchParams
 from fredfab.model.dtypes import element_type
-from fredfab.model.flowgen import random_flow_set
-from fredfab.model.router import RouteConflict
-from fredfab.model.switch_model import FunctionalSwitch
+from fredfab.model.switch.flowgen import random_flow_set
+from fredfab.model.switch.router import RouteConflict
+from fredfab.model.switch.switch_model import FunctionalSwitch
 from tests.hw.streams import driver, flow_traffic, monitor
 
 

@@ -13,10 +13,10 @@ import pytest
 from fredfab.hw.control import default_config
 from fredfab.hw.params import SwitchParams
 from fredfab.model.dtypes import ELEMENT_TYPES, element_type
-from fredfab.model.flow import Flow
-from fredfab.model.flowgen import random_flow_set
-from fredfab.model.router import RouteConflict
-from fredfab.model.switch_model import FunctionalSwitch
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.flowgen import random_flow_set
+from fredfab.model.switch.router import RouteConflict
+from fredfab.model.switch.switch_model import FunctionalSwitch
 from tests.hw.streams import flow_traffic
 from tests.hw.switch_bench import Phase, run_phases
 

@@ -8,8 +8,8 @@ from amaranth.sim import Simulator
 from fredfab.hw.manifest import generate, load_manifest
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
-from fredfab.model.flow import Flow
-from fredfab.model.router import route
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.router import route
 from fredfab.model.timing_card import default_card
 from tests.hw.switch_bench import load_slot
 

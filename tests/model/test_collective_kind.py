@@ -5,7 +5,7 @@ import json
 import pytest
 
 from fredfab.model.collective_kind import FLOW_KINDS, MP_OPS, SYSTEM_OPS, CollectiveKind
-from fredfab.model.flow import Flow
+from fredfab.model.switch.flow import Flow
 from fredfab.model.system import CollectiveRequest, normalize_op
 from fredfab.model.timing_card import KINDS
 

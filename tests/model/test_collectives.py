@@ -30,8 +30,8 @@ from fredfab.model.collectives import (
     run_schedule,
 )
 from fredfab.model.dtypes import ELEMENT_TYPES, ElementType, random_data, to_bits
-from fredfab.model.flow import Flow, FlowError, validate_flows
 from fredfab.model.golden import Tree, left_fold_tree, reduce_tree
+from fredfab.model.switch.flow import Flow, FlowError, validate_flows
 
 INT32, FP16, BF16 = (ELEMENT_TYPES[n] for n in ("int32", "fp16", "bf16"))
 PORTS = 8  # every case below uses ports 0..7

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fredfab.hw.packet.params import PacketParams
-from fredfab.sim.verify.cosim import DEFAULT_ROOT, RunFiles, _locked, _simulate, build
+from fredfab.sim.verify.build_cache import directory_lock
+from fredfab.sim.verify.cosim import DEFAULT_ROOT, RunFiles, build, run_bench
 from fredfab.sim.verify.packet.report import REPORT_ENV
 from fredfab.sim.verify.packet.scenario import (
     PACKET_SCENARIOS_ENV,
@@ -64,11 +65,11 @@ def run_packet(
         raise ValueError(f"need scenarios with distinct names, got {names}")
     b = build(params, sim, root=root)
     files = RunFiles(b.build_dir / "runs" / label)
-    with _locked(files.run_dir):
+    with directory_lock(files.run_dir):
         files.clear()
         PacketScenarioFile(b.manifest, list(scenarios)).write(files.scenarios)
         env = {PACKET_SCENARIOS_ENV: str(files.scenarios), REPORT_ENV: str(files.report)}
-        wall = _simulate(b, files, seed, TEST_MODULE, env)
+        wall = run_bench(b, files, seed, TEST_MODULE, env)
         report = json.loads(files.report.read_text()) if files.report.exists() else {}
     missing = {
         n: {"passed": False, "errors": [f"did not report (simulator crashed?); see {files.log}"]}

@@ -10,8 +10,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from fredfab.model.flow import Flow
 from fredfab.model.packet.format import DATA_VCS, UNICAST_INDEX
+from fredfab.model.switch.flow import Flow
 
 PACKET_SCENARIO_SCHEMA = "fred-packet-scenarios/1"
 PACKET_SCENARIOS_ENV = "FRED_PACKET_SCENARIOS"
@@ -19,7 +19,7 @@ PACKET_SCENARIOS_ENV = "FRED_PACKET_SCENARIOS"
 
 @dataclass(frozen=True)
 class PacketPhase:
-    """``flows`` ((input ports, output ports) pairs: model/flow.py ``Flow``) run on ``vc``
+    """``flows`` ((input ports, output ports) pairs: model/switch/flow.py ``Flow``) run on ``vc``
     in configuration slot ``slot``; slot 0 means unicast: every flow is one sender to one
     receiver, routed by destination. Each flow sends ``packets`` packets; its senders start
     at cycle ``start``."""

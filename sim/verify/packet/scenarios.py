@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from fredfab.model.flow import Flow
 from fredfab.model.packet.format import UNICAST_INDEX, VC_DP, VC_MP, VC_PP
+from fredfab.model.switch.flow import Flow
 from fredfab.sim.verify.packet.scenario import LinkHostility, PacketPhase, PacketScenario
 
 #: Slots the scenarios configure (slot 0 is the unicast index).

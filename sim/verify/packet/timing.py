@@ -27,6 +27,7 @@ from pathlib import Path
 
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.format import VC_DP, VC_MP
+from fredfab.sim.atomic import write_text
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.packet.cosim import run_packet
 from fredfab.sim.verify.packet.scenario import PacketPhase, PacketScenario
@@ -138,13 +139,12 @@ def add_packet_costs(card_path: Path, m: PacketMeasurement, details: Path | None
     """Write the measured packet costs into the timing card at ``card_path`` (the circuit
     card of the same switch parameters), and the full measurement to ``details``."""
     from fredfab.model.timing_card import TimingCard
-    from fredfab.sim.verify.timing import _write_atomically
 
     card = TimingCard.from_dict(json.loads(Path(card_path).read_text()), str(card_path))
     data = card.to_dict() | m.card_fields()
     data.pop("derived", None)
     card = TimingCard.from_dict(data, str(card_path))  # validates the fields
-    _write_atomically(Path(card_path), card.to_json())
+    write_text(Path(card_path), card.to_json())
     if details is not None:
         details.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomically(details, json.dumps(asdict(m), indent=1) + "\n")
+        write_text(details, json.dumps(asdict(m), indent=1) + "\n")

@@ -2,7 +2,7 @@
 
 Payloads are random elements (edge values included) of the switch's type; the expected
 result of a reduction comes from the functional model for the routed configuration
-(model/switch_model.py, checked against the golden collectives in tests/model), so sums are
+(model/switch/switch_model.py, checked against the golden collectives in tests/model), so sums are
 compared bit for bit in the hardware's reduction order. A unicast packet arrives as sent.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from fredfab.model.dtypes import element_type, random_data
 from fredfab.model.packet.flow_tables import inputs_of_input, inputs_of_output
 from fredfab.model.packet.format import UNICAST_INDEX
-from fredfab.model.switch_model import FunctionalSwitch
+from fredfab.model.switch.switch_model import FunctionalSwitch
 from fredfab.sim.verify.packet.scenario import PacketScenario
 from fredfab.sim.verify.traffic import pack, traffic_from_data
 

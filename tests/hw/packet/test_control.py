@@ -10,10 +10,10 @@ from amaranth.sim import Simulator
 from fredfab.hw.packet.control import PacketControl
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
-from fredfab.model.flow import Flow
 from fredfab.model.packet.flow_tables import inputs_of_input, inputs_of_output, shift_flows
 from fredfab.model.packet.format import KIND_ACK, KIND_NACK, VC_DP, VC_MP, VC_PP, Header
-from fredfab.model.router import route
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.router import route
 
 P = 4
 PARAMS = PacketParams(SwitchParams(P, lanes=4, dtype="int16", slots=4))

@@ -93,7 +93,7 @@ def test_scenarios_the_sequence_numbers_cannot_serve_are_refused(phases, message
 def test_a_long_unicast_stream_does_not_starve_another_round():
     """0 -> 1 (round 1) streams 40 packets; 2 -> 0 (round 2) sends 2 from cycle 5: the
     round quantum lets them through long before the long stream ends."""
-    from fredfab.model.flow import Flow
+    from fredfab.model.switch.flow import Flow
 
     long = PacketPhase.of(VC_PP, UNICAST_INDEX, [Flow([0], [1])], 40)
     short = PacketPhase.of(VC_PP, UNICAST_INDEX, [Flow([2], [0])], 2, start=5)

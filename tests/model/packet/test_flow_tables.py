@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fredfab.model.flow import Flow, FlowError
 from fredfab.model.packet.flow_tables import inputs_of_input, inputs_of_output, shift_flows
+from fredfab.model.switch.flow import Flow, FlowError
 
 
 def test_tables_of_a_reduction_and_a_unicast() -> None:

@@ -8,7 +8,7 @@ from fredfab.model.system.registry import algorithms, lookup
 
 D = 2**30
 REL = 1e-12
-B1 = 3e12  # NPU - L1 switch, per direction (fred-reference.md section 3)
+B1 = 3e12  # NPU - L1 switch, per direction (paper §6.1)
 
 
 def bound(name, fabric, op, group, **kw):

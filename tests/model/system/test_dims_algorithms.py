@@ -1,19 +1,10 @@
 import pytest
 
 from fredfab.model.system import CollectiveRequest, Schedule, build, mesh, plan_request
+from fredfab.model.system.dims import FULLY_CONNECTED, RING, SWITCH, Dim
 from fredfab.model.system.dims_algorithms import layout
 from fredfab.model.system.registry import candidates, lookup
-from fredfab.model.system.topologies import (
-    FULLY_CONNECTED,
-    RING,
-    SWITCH,
-    Dim,
-    dims_fabric,
-    fully_connected,
-    ring,
-    single_switch,
-    torus,
-)
+from fredfab.model.system.topologies import dims_fabric, fully_connected, ring, single_switch, torus
 from fredfab.model.system.units import GB, NS
 from fredfab.sim.engines.netsim import run_schedule
 

@@ -8,7 +8,8 @@ import textwrap
 import pytest
 
 from fredfab.model.system import FabricError, SwitchTiming, load_fabric, shipped_fabrics
-from fredfab.model.system.fabric import DEFAULT_CLOCK_SOURCE, MAX_NPUS
+from fredfab.model.system.elements import MAX_NPUS
+from fredfab.model.system.switch_timing import DEFAULT_CLOCK_SOURCE
 from fredfab.model.timing_card import default_card
 
 TREE = """\

@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 from fredfab.model.system import CollectiveRequest, Schedule, build, load_fabric, mesh
-from fredfab.model.system.algorithms import _rectangle, plan_request
+from fredfab.model.system.algorithms import plan_request
 from fredfab.model.system.generators import LINK_LATENCY
 from fredfab.model.system.mesh_algorithms import dual_fraction, dual_loads, hamiltonian_cycle
 from fredfab.model.system.registry import candidates, lookup
+from fredfab.model.system.rings import rectangle
 from fredfab.sim.engines.netsim import run_schedule
 from fredfab.sim.engines.system import simulate
 
@@ -30,7 +31,7 @@ def block(f, x0, y0, w, h):
 @pytest.mark.parametrize(("w", "h"), [(2, 2), (5, 4), (4, 5), (3, 2), (2, 7), (6, 6), (3, 3)])
 def test_hamiltonian_cycle(w, h):
     f = mesh(w, h)
-    M = _rectangle(f, f.npus)
+    M = rectangle(f, f.npus)
     c = hamiltonian_cycle(M)
     if w % 2 and h % 2:
         assert c is None  # bipartite with one more node of one colour: no cycle

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from fredfab.model.system import SwitchTiming, load_fabric
-from fredfab.model.system.fabric import DEFAULT_CLOCK_HZ, DEFAULT_CLOCK_SOURCE, FabricError
+from fredfab.model.system.elements import FabricError
+from fredfab.model.system.switch_timing import DEFAULT_CLOCK_HZ, DEFAULT_CLOCK_SOURCE
 from fredfab.model.timing_card import TimingCard, TimingCardError, default_card
 
 SOURCE = "nextpnr-ecp5 Fmax, LFE5U-85F-8CABGA381, seed 1"

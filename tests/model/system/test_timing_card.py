@@ -49,7 +49,7 @@ def test_default_card_follows_the_default_generator_parameters():
     """The built-in card's latency and slot write time come from the formulas the generator
     uses, at the default parameters (the RTL itself is compared in tests/hw/test_timing.py)."""
     from fredfab.model import defaults
-    from fredfab.model.arches import build_topology
+    from fredfab.model.switch.arches import build_topology
 
     card = default_card()
     g = card.generator

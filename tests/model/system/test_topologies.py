@@ -2,19 +2,9 @@ import numpy as np
 import pytest
 
 from fredfab.model.system import Fabric, FabricError, fabric_from_dict
-from fredfab.model.system.fabric import MAX_NPUS, build_links
-from fredfab.model.system.topologies import (
-    FULLY_CONNECTED,
-    RING,
-    SWITCH,
-    Dim,
-    Dims,
-    dims_fabric,
-    fully_connected,
-    ring,
-    single_switch,
-    torus,
-)
+from fredfab.model.system.dims import FULLY_CONNECTED, RING, SWITCH, Dim, Dims
+from fredfab.model.system.elements import MAX_NPUS, build_links
+from fredfab.model.system.topologies import dims_fabric, fully_connected, ring, single_switch, torus
 from fredfab.model.system.units import GB, NS
 
 

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from fredfab.hw.params import PARAM_LIMITS
-from fredfab.model.flow import Flow
-from fredfab.model.router import routable
+from fredfab.model.switch.flow import Flow
+from fredfab.model.switch.router import routable
 from fredfab.sim.cli import EXIT_BAD_INPUT, EXIT_UNROUTABLE, main
 from fredfab.sim.cli import arguments as A
 

@@ -2,7 +2,7 @@
 
 import json
 
-from fredfab.model.config import Configuration
+from fredfab.model.switch.config import Configuration
 from fredfab.sim.cli import main
 
 

@@ -6,17 +6,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fredfab.model.system import CollectiveRequest, load_fabric
+from fredfab.model.system.dims import FULLY_CONNECTED, RING, SWITCH, Dim
 from fredfab.model.system.registry import candidates, lookup
-from fredfab.model.system.topologies import (
-    FULLY_CONNECTED,
-    RING,
-    SWITCH,
-    Dim,
-    dims_fabric,
-    fully_connected,
-    single_switch,
-    torus,
-)
+from fredfab.model.system.topologies import dims_fabric, fully_connected, single_switch, torus
 from fredfab.sim.engines.system import simulate
 
 BIG = 4 * 2**30

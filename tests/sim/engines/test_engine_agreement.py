@@ -26,17 +26,10 @@ import pytest
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system import CollectiveRequest, Schedule, build, fred_tree, load_fabric, mesh
 from fredfab.model.system.algorithms import plan_request
+from fredfab.model.system.dims import FULLY_CONNECTED, RING, Dim
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.registry import algorithms, candidates
-from fredfab.model.system.topologies import (
-    FULLY_CONNECTED,
-    RING,
-    Dim,
-    dims_fabric,
-    fully_connected,
-    single_switch,
-    torus,
-)
+from fredfab.model.system.topologies import dims_fabric, fully_connected, single_switch, torus
 from fredfab.sim.engines.netsim import run_schedule
 from fredfab.sim.engines.packetsim import run_packets
 

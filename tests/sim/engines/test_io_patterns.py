@@ -14,13 +14,13 @@ D = 15.7e9
 #: Simulated aggregate bandwidth must lie in [1 - TOL, 1] x the closed form: the closed form
 #: is a cut bound (no algorithm exceeds it), the tolerance covers latency only.
 TOL = 1e-3
-P = 128e9  # I/O controller link (fred-reference.md section 3)
+P = 128e9  # I/O controller link (paper §6.1)
 
 
 def mesh_io_bound(w: int, h: int, link: float, io: float) -> float:
     """Aggregate I/O rate of a W x H mesh with one controller per outer side (K = 2(W+H)).
 
-    fred-reference.md section 3: an N x N mesh with 4N channels of P B/s needs (2N-1)P
+    Paper §3.2: an N x N mesh with 4N channels of P B/s needs (2N-1)P
     links, else I/O runs at link / (2N-1) per channel. With K = 4N, N = (W+H)/2, so
     2N-1 = W+H-1. The cut behind it: a corner NPU has two mesh in-links and two channels of
     its own, and must receive the other K-2 channels' shards over those two links.

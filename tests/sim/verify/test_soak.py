@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fredfab.hw.params import SwitchParams
-from fredfab.model.flow import Flow
+from fredfab.model.switch.flow import Flow
 from fredfab.sim.verify.cosim import shared_build_root
 from fredfab.sim.verify.soak import soak, soak_flows, soak_routing
 
