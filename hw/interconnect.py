@@ -2,7 +2,9 @@
 graph (model/switch/topology.py for the Clos, model/switch/xbar_topology.py for the crossbar).
 
 The wiring is not described here: every ``Node`` becomes a ``USwitch`` and every ``Link``
-a stream connection, with ``regs_per_stage`` skid buffers on each registered node output. The
+a stream connection, with ``regs_per_stage`` skid buffers on each registered node output and
+``adder_stages`` pipe registers on each input of a node in a column that adds (hw/uswitch.py;
+model/switch/latency.py says which nodes, and what that does to the latency). The
 configuration input is the bit vector of model/switch/config.py, typed with the layout of its fields
 (hw/config_layout.py, from the graph's ``config_layout``): each uSwitch gets its node's
 field by name, so a configuration the router produced drives this network unchanged.
@@ -20,12 +22,15 @@ from fredfab.hw.params import SwitchParams
 from fredfab.hw.skid import SkidBuffer
 from fredfab.hw.uswitch import USwitch
 from fredfab.model.switch.graph import BOUNDARY, Endpoint
+from fredfab.model.switch.latency import carries_adder_pipeline
 
 
 class Interconnect(wiring.Component):
     """Ports ``i[P]`` and ``o[P]`` (flit streams), ``config`` (the active configuration bits)
-    and ``busy`` (some flit is held inside). ``flit`` is the stream every link carries: by
-    default the circuit flit (hw/flit.py); packet mode adds sideband (hw/packet/layouts.py)."""
+    and ``busy`` (some flit is held inside: in a register slice or an adder pipe, which is
+    what the control units wait for before they change the configuration). ``flit`` is the
+    stream every link carries: by default the circuit flit (hw/flit.py); packet mode adds
+    sideband (hw/packet/layouts.py)."""
 
     def __init__(self, params: SwitchParams, flit: stream.Signature | None = None) -> None:
         self.params = params
@@ -44,15 +49,18 @@ class Interconnect(wiring.Component):
         m = Module()
         p, topo, flit = self.params, self.topology, self.flit
         nodes = []
+        busy = []
         for node in topo.nodes:
             fields = topo.config_layout.node_fields(node.index)
-            usw = USwitch(node, fields, flit, p.dtype, p.lanes)
+            stages = p.adder_stages if carries_adder_pipeline(topo, node.index) else 0
+            usw = USwitch(node, fields, flit, p.dtype, p.lanes, stages)
             m.submodules[_ident(node.name)] = usw
             m.d.comb += usw.codes.eq(self.config[node.name])
             nodes.append(usw)
+            if stages:
+                busy.append(usw.busy)
 
         # The stream each node output drives, after its register slices.
-        busy = []
         driven = {}
         for node, usw in zip(topo.nodes, nodes, strict=True):
             for q in range(node.n_out):

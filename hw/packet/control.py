@@ -49,7 +49,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.config_layout import config_data_layout
-from fredfab.hw.control import cfg_layout, copy_slot, default_config, n_words
+from fredfab.hw.control import cfg_layout, copy_slot, default_config, n_words, slot_base
 from fredfab.hw.packet.layouts import head_layout, header_layout
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.flow_tables import shift_flows
@@ -316,6 +316,7 @@ class PacketControl(wiring.Component):
         tgt_k = Signal.like(run_k)
         tgt_r = Signal.like(run_r)
         word = Signal(range(nw + 1))
+        base = slot_base(m, Mux(tgt_k == UNICAST_INDEX, K + tgt_r, tgt_k), nw)
         active = self.active.as_value()
         # Cycles the running phase has run (saturating): a unicast round's quantum.
         quantum = ROUND_QUANTUM_PACKETS * (pp.fmt.packet_flits + 1)
@@ -360,8 +361,7 @@ class PacketControl(wiring.Component):
                     m.next = "LOAD"
             with m.State("LOAD"):
                 m.d.comb += self.reconfiguring.eq(1)
-                slot = Mux(tgt_k == UNICAST_INDEX, K + tgt_r, tgt_k)
-                copy_slot(m, rd, slot, word, active, nw, width)
+                copy_slot(m, rd, base, word, active, nw, width)
                 with m.If(word == nw):
                     m.d.sync += [
                         run_v.eq(tgt_v),

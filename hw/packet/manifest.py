@@ -34,6 +34,7 @@ from fredfab.model.packet.format import (
     VC_NAMES,
 )
 from fredfab.model.switch.config import CONFIG_SCHEMA
+from fredfab.model.switch.latency import node_cycles
 
 PACKET_MANIFEST_SCHEMA = "fred-packet-manifest/1"
 
@@ -107,6 +108,7 @@ def manifest(switch: PacketSwitch) -> dict:
         "config_fields": switch.topology.config_layout.to_list(),
         "stages": switch.topology.stages,
         "latency_cycles": s.latency_cycles,
+        "node_cycles": list(node_cycles(switch.topology, s.regs_per_stage, s.adder_stages)),
         "slot_copy_cycles": n_words(s) + 1,
     }
 

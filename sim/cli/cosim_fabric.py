@@ -70,6 +70,7 @@ def _params(args: argparse.Namespace):
             lanes=args.lanes,
             dtype=args.dtype,
             regs_per_stage=args.regs_per_stage,
+            adder_stages=args.adder_stages,
             slots=args.slots,
             word_width=args.word_width,
             link_delay=args.link_delay,
