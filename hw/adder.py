@@ -73,7 +73,9 @@ __all__ = [
     "canonical_nan",
     "element_width",
     "float_steps",
+    "pack_state",
     "slice_plan",
+    "unpack_state",
 ]
 
 
@@ -141,12 +143,15 @@ def slice_plan(delays: Sequence[int], stages: int, tail: int = EXIT_DELAY) -> tu
     return best[1]
 
 
-def _pack(state: State) -> tuple[Value, tuple[tuple[str, int], ...]]:
+def pack_state(state: State) -> tuple[Value, tuple[tuple[str, int], ...]]:
+    """The values of ``state`` as one bit vector (what a register between two steps holds),
+    and its layout: (name, width) in bit order, for ``unpack_state``."""
     spec = tuple((name, len(v)) for name, v in state.items())
     return Cat(*state.values()), spec
 
 
-def _unpack(bits: Value, spec: tuple[tuple[str, int], ...]) -> State:
+def unpack_state(bits: Value, spec: tuple[tuple[str, int], ...]) -> State:
+    """The named values a bit vector of layout ``spec`` (``pack_state``) holds."""
     out, lsb = {}, 0
     for name, width in spec:
         out[name] = bits[lsb : lsb + width]
@@ -226,14 +231,14 @@ class AdderSlices:
             spec = self._specs[k - 1]
             per_lane = sum(wd for _, wd in spec)
             lane_in = [
-                _unpack(x[i * per_lane : (i + 1) * per_lane], spec) for i in range(self.lanes)
+                unpack_state(x[i * per_lane : (i + 1) * per_lane], spec) for i in range(self.lanes)
             ]
         outs = []
         spec: tuple[tuple[str, int], ...] = ()
         for state in lane_in:
             for step in self._slices[k]:
                 state = step.run(m, state)
-            packed, spec = _pack(state)
+            packed, spec = pack_state(state)
             outs.append(packed)
         self._specs.append(spec)
         return Cat(*outs)

@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (fpga-steps builds probe modules only to learn the widths a step hands on)
 """Test support for the element adders: operands, the numpy reference, and bulk runs in Verilator.
 
 The Python Amaranth simulator costs about half a millisecond per vector, so the bulk checks
@@ -16,6 +18,7 @@ Run as a script for the long checks outside pytest::
     .venv/bin/python tests/hw/adder_harness.py exhaustive bf16 --stages 6
     .venv/bin/python tests/hw/adder_harness.py sample fp32 -n 10000000
     .venv/bin/python tests/hw/adder_harness.py stat fp16 bf16 fp32  # Yosys size and depth
+    .venv/bin/python tests/hw/adder_harness.py fpga-steps bf16  # each step's delay on the ECP5
 """
 
 from __future__ import annotations
@@ -35,11 +38,11 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 from amaranth.back import verilog
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fredfab.hw.adder import FloatAdder, LaneAdder
+from fredfab.hw.adder import FloatAdder, LaneAdder, float_steps
 from fredfab.hw.flit import lanes_layout
 from fredfab.model.dtypes import ELEMENT_TYPES
 from fredfab.sim.verify.build_cache import cached_build
@@ -598,6 +601,52 @@ def yosys_stat(fmt: Format) -> dict[str, int]:
     return {"nand2_eq": round(report.nand2_eq), "depth": report.logic_depth}
 
 
+class _OneStep(wiring.Component):
+    """Step ``k`` of a float adder between two registers, for timing it alone: the state it
+    takes comes in on ``x`` (into a register), the state it gives goes out on ``y`` (from a
+    register), so the only timed path is the step itself."""
+
+    def __init__(self, fmt: Format, k: int) -> None:
+        from fredfab.hw.adder import pack_state
+
+        self.steps = float_steps(fmt.exp_bits, fmt.man_bits)
+        self.k = k
+        probe = Module()
+        state = {"a": Signal(fmt.bits), "b": Signal(fmt.bits)}
+        for step in self.steps[:k]:
+            state = step.run(probe, state)
+        bits, self.spec = pack_state(state)
+        out, _ = pack_state(self.steps[k].run(probe, dict(state)))
+        super().__init__({"x": In(len(bits)), "y": Out(len(out))})
+
+    def elaborate(self, platform) -> Module:
+        from fredfab.hw.adder import pack_state, unpack_state
+
+        m = Module()
+        x = Signal(len(self.x))
+        m.d.sync += x.eq(self.x)
+        out, _ = pack_state(self.steps[self.k].run(m, unpack_state(x, self.spec)))
+        y = Signal(len(out))
+        m.d.sync += y.eq(out)
+        m.d.comb += self.y.eq(y)
+        return m
+
+
+def fpga_steps(fmt: Format) -> list[tuple[str, float]]:
+    """Each step of the float adder of ``fmt`` placed and routed alone on the project's FPGA
+    (fredfab.sim.verify.fpga): (step, register-to-register delay in ns). These delays, for
+    bf16, are the ``Step.delay`` figures hw/adder.py splits the adder by."""
+    from fredfab.sim.verify.fpga import place_and_route
+
+    out = []
+    for k, step in enumerate(float_steps(fmt.exp_bits, fmt.man_bits)):
+        rep = place_and_route(
+            _OneStep(fmt, k), f"step_{step.name}", BUILD_ROOT / "fpga" / fmt.name / step.name
+        )
+        out.append((step.name, round(1000 / rep.fmax_mhz, 2)))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -611,6 +660,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--stages", type=int, default=0, help="adder register stages")
     st = sub.add_parser("stat", help="Yosys cell count and depth of one adder")
     st.add_argument("formats", nargs="+", choices=list(FORMATS))
+    fs = sub.add_parser("fpga-steps", help="each float adder step's delay on the ECP5")
+    fs.add_argument("formats", nargs="+", choices=[f for f, v in FORMATS.items() if v.is_float])
     args = p.parse_args(argv)
     failed = False
     for name in args.formats:
@@ -618,6 +669,10 @@ def main(argv: list[str] | None = None) -> int:
         t = time.monotonic()
         if args.cmd == "stat":
             print(f"{name}: {yosys_stat(fmt)}")
+            continue
+        if args.cmd == "fpga-steps":
+            steps = ", ".join(f"{step} {ns} ns" for step, ns in fpga_steps(fmt))
+            print(f"{name}: {steps}")
             continue
         if args.cmd == "exhaustive":
             res, n = exhaustive_check(fmt, stages=args.stages), 1 << (2 * fmt.bits)
