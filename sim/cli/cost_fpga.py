@@ -74,7 +74,8 @@ def _card_and_variant(path: str, variants: list[SwitchParams]):
         g = described
         raise UserError(
             f"timing card {path} describes {g.name}, which this run does not place and route; "
-            f"run --ports {g.ports} --arch {g.arch} --m {g.m} --lanes {g.lanes} --dtype {g.dtype}"
+            f"run --ports {g.ports} --arch {g.arch} --m {g.m} --lanes {g.lanes} --dtype {g.dtype} "
+            f"--adder-stages {g.adder_stages}"
         )
     return card, described
 
@@ -91,6 +92,8 @@ def _one(job: tuple[SwitchParams, Path, int]) -> dict:
         "m": params.m if params.arch == "clos" else None,
         "lanes": params.lanes,
         "dtype": params.dtype,
+        "adder_stages": params.adder_stages,
+        "latency_cycles": params.latency_cycles,
         "device": DEVICE.name,
         "seed": seed,
     }
@@ -100,6 +103,7 @@ def _one(job: tuple[SwitchParams, Path, int]) -> dict:
         return row | {"status": "does-not-fit", "reason": str(exc)}
     d = report.to_dict()
     del d["device"], d["seed"]
+    d["critical_path"] = report.path.text() if report.path else None
     d["lut_percent"] = round(100 * report.luts / report.lut_capacity, 1)
     d["fmax_mhz"] = round(report.fmax_mhz, 2)
     d["synth_seconds"] = round(report.synth_seconds, 1)
@@ -114,6 +118,8 @@ def format_fpga_table(rows: list[dict]) -> str:
         ("m", "m", ">2", ""),
         ("lanes", "lanes", ">5", ""),
         ("dtype", "dtype", "<5", ""),
+        ("stages", "adder_stages", ">6", ""),
+        ("latency", "latency_cycles", ">7", ""),
         ("LUTs", "luts", ">8", ","),
         ("LUT %", "lut_percent", ">6", ""),
         ("FFs", "ffs", ">7", ","),
@@ -128,10 +134,14 @@ def format_fpga_table(rows: list[dict]) -> str:
     for r in rows:
         cells = [_cell(r.get(key), align, fmt) for _, key, align, fmt in cols]
         if r["status"] != "ok":
-            cells = [*cells[:5], f" {r['status']}: {r['reason']}"]
+            cells = [*cells[:7], f" {r['status']}: {r['reason']}"]
         lines.append(" ".join(cells))
     if rows:
         lines.append(f"{rows[0]['device']}, out of context, placer seed {rows[0]['seed']}")
+    paths = [r for r in rows if r.get("critical_path")]
+    if paths:
+        lines.append("critical paths:")
+        lines += [f"  {r['variant']}: {r['critical_path']}" for r in paths]
     return "\n".join(lines)
 
 
