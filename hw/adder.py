@@ -114,6 +114,11 @@ class Step:
     delay: int
 
 
+#: Delay (tenths of a ns) the switch adds before an adder's first slice: the link from the
+#: previous node's register, across the switch. Placed and routed in Fred_3(8) with three
+#: adder stages (docs/architecture-cost.md), the first slice (compare and swap) took 9.1 ns
+#: against 7.8 ns for the same steps alone.
+ENTRY_DELAY = 13
 #: Delay (tenths of a ns) the switch adds behind an adder's last slice: the output's source
 #: select and the next register slice's input select (hw/uswitch.py, hw/skid.py); about two
 #: LUT levels and their routing on the ECP5, from the select-logic critical paths of the
@@ -121,12 +126,14 @@ class Step:
 EXIT_DELAY = 25
 
 
-def slice_plan(delays: Sequence[int], stages: int, tail: int = EXIT_DELAY) -> tuple[int, ...]:
+def slice_plan(
+    delays: Sequence[int], stages: int, head: int = ENTRY_DELAY, tail: int = EXIT_DELAY
+) -> tuple[int, ...]:
     """Where ``stages`` registers go between steps of ``delays``: the indices of the steps that
-    start a slice after the first (so ``len == stages``). The slowest slice (the last one
-    counting ``tail`` more) is made as fast as possible, then the next slowest, and so on
-    (extra stages that cannot speed up the slowest step still shorten the others); among
-    equal splits, the one whose cuts come earliest."""
+    start a slice after the first (so ``len == stages``). The slowest slice (the first one
+    counting ``head`` more, the last one ``tail`` more) is made as fast as possible, then the
+    next slowest, and so on (extra stages that cannot speed up the slowest step still shorten
+    the others); among equal splits, the one whose cuts come earliest."""
     _check_stages(stages)
     n = len(delays)
     if stages >= n:
@@ -135,6 +142,7 @@ def slice_plan(delays: Sequence[int], stages: int, tail: int = EXIT_DELAY) -> tu
     for cuts in itertools.combinations(range(1, n), stages):
         bounds = [0, *cuts, n]
         costs = [sum(delays[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        costs[0] += head
         costs[-1] += tail
         key = tuple(sorted(costs, reverse=True))
         if best is None or key < best[0]:

@@ -81,34 +81,10 @@ def _card_and_variant(path: str, variants: list[SwitchParams]):
 
 
 def _one(job: tuple[SwitchParams, Path, int]) -> dict:
-    from fredfab.hw.switch import FredSwitch
-    from fredfab.sim.verify.fpga import DEVICE, DoesNotFit, place_and_route
+    from fredfab.sim.verify.fpga import variant_row
 
     params, root, seed = job
-    row = {
-        "variant": params.name,
-        "arch": params.arch,
-        "ports": params.ports,
-        "m": params.m if params.arch == "clos" else None,
-        "lanes": params.lanes,
-        "dtype": params.dtype,
-        "adder_stages": params.adder_stages,
-        "latency_cycles": params.latency_cycles,
-        "device": DEVICE.name,
-        "seed": seed,
-    }
-    try:
-        report = place_and_route(FredSwitch(params), params.name, root / params.name, seed)
-    except DoesNotFit as exc:
-        return row | {"status": "does-not-fit", "reason": str(exc)}
-    d = report.to_dict()
-    del d["device"], d["seed"]
-    d["critical_path"] = report.path.text() if report.path else None
-    d["lut_percent"] = round(100 * report.luts / report.lut_capacity, 1)
-    d["fmax_mhz"] = round(report.fmax_mhz, 2)
-    d["synth_seconds"] = round(report.synth_seconds, 1)
-    d["pnr_seconds"] = round(report.pnr_seconds, 1)
-    return row | {"status": "ok"} | d
+    return variant_row(params, root / params.name, seed)
 
 
 def format_fpga_table(rows: list[dict]) -> str:

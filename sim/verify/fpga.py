@@ -211,6 +211,39 @@ def place_and_route_rtlil(
     return dataclasses.replace(parsed, path=path)
 
 
+def variant_row(params, workdir: Path, seed: int = DEFAULT_SEED) -> dict:
+    """Place and route the switch of ``params`` (hw/params.py SwitchParams) in ``workdir`` and
+    return one flat row (what `fred cost --fpga` and `make bench` report): the variant, its
+    latency, ``status`` ("ok" or "does-not-fit" with a ``reason``), the counts, the Fmax and
+    the critical path as text."""
+    from fredfab.hw.switch import FredSwitch
+
+    row = {
+        "variant": params.name,
+        "arch": params.arch,
+        "ports": params.ports,
+        "m": params.m if params.arch == "clos" else None,
+        "lanes": params.lanes,
+        "dtype": params.dtype,
+        "adder_stages": params.adder_stages,
+        "latency_cycles": params.latency_cycles,
+        "device": DEVICE.name,
+        "seed": seed,
+    }
+    try:
+        report = place_and_route(FredSwitch(params), params.name, workdir, seed)
+    except DoesNotFit as exc:
+        return row | {"status": "does-not-fit", "reason": str(exc)}
+    d = report.to_dict()
+    del d["device"], d["seed"]
+    d["critical_path"] = report.path.text() if report.path else None
+    d["lut_percent"] = round(100 * report.luts / report.lut_capacity, 1)
+    d["fmax_mhz"] = round(report.fmax_mhz, 2)
+    d["synth_seconds"] = round(report.synth_seconds, 1)
+    d["pnr_seconds"] = round(report.pnr_seconds, 1)
+    return row | {"status": "ok"} | d
+
+
 def parse_report(
     data: dict, *, seed: int, carry: int, synth_seconds: float = 0.0, pnr_seconds: float = 0.0
 ) -> FpgaReport:

@@ -166,25 +166,28 @@ def test_an_integer_adder_has_a_bit_per_slice_at_least():
 
 def test_slice_plan_makes_the_slowest_slice_as_fast_as_any_split_can():
     delays = [s.delay for s in float_steps(8, 7)]
-    n, tail = len(delays), 25
+    n, head, tail = len(delays), 13, 25
 
     def slowest(cuts):
         bounds = [0, *cuts, n]
         costs = [sum(delays[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-        return max(costs[:-1] + [costs[-1] + tail])
+        costs[0] += head
+        costs[-1] += tail
+        return max(costs)
 
     assert slice_plan(delays, 0) == ()
     assert slice_plan(delays, n - 1) == tuple(range(1, n))
     for stages in range(1, n):
-        cuts = slice_plan(delays, stages, tail)
+        cuts = slice_plan(delays, stages, head, tail)
         assert len(cuts) == stages and list(cuts) == sorted(set(cuts))
         best = min(slowest(c) for c in itertools.combinations(range(1, n), stages))
         assert slowest(cuts) == best
-    assert slice_plan([4, 4, 10, 1], 2, tail=0) == (2, 3)  # 8 | 10 | 1
+    assert slice_plan([4, 4, 10, 1], 2, head=0, tail=0) == (2, 3)  # 8 | 10 | 1
+    assert slice_plan([4, 4, 10, 1], 2, head=3, tail=0) == (1, 2)  # 7 | 4 | 11
     # Ties on the slowest slice go to the split whose next slowest is faster (10 | 2 | 9,
     # not 10 | 1 | 10), then to the earliest cuts.
-    assert slice_plan([1, 9, 1, 1, 9], 2, tail=0) == (2, 4)
-    assert slice_plan([5, 1, 10, 1, 5], 3, tail=0) == (1, 2, 3)
+    assert slice_plan([1, 9, 1, 1, 9], 2, head=0, tail=0) == (2, 4)
+    assert slice_plan([5, 1, 10, 1, 5], 3, head=0, tail=0) == (1, 2, 3)
     with pytest.raises(ValueError, match=r"4 register stages need more than 4 steps"):
         slice_plan([1, 1, 10, 1], 4)
 
