@@ -8,15 +8,24 @@ model/switch/latency.py says which nodes, and what that does to the latency). Th
 configuration input is the bit vector of model/switch/config.py, typed with the layout of its fields
 (hw/config_layout.py, from the graph's ``config_layout``): each uSwitch gets its node's
 field by name, so a configuration the router produced drives this network unchanged.
+
+Each node's field goes through a register of its own first. The configuration only changes
+while the switch is drained (hw/control.py, hw/packet/control.py: the last word is copied at
+least a cycle before the first flit of the new phase can reach a node), so the register
+delays nothing a flit sees; what it removes is the path from the control unit's active
+register, across the whole switch, into every node's select logic, which was the slowest
+path of the faster variants. The registers start as the all-unicast default, as the active
+configuration does.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module
+from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fredfab.hw.config_layout import config_data_layout
+from fredfab.hw.config_layout import config_data_layout, node_codes_layout
+from fredfab.hw.control import default_config
 from fredfab.hw.flit import flit_stream
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.skid import SkidBuffer
@@ -26,11 +35,11 @@ from fredfab.model.switch.latency import carries_adder_pipeline
 
 
 class Interconnect(wiring.Component):
-    """Ports ``i[P]`` and ``o[P]`` (flit streams), ``config`` (the active configuration bits)
-    and ``busy`` (some flit is held inside: in a register slice or an adder pipe, which is
-    what the control units wait for before they change the configuration). ``flit`` is the
-    stream every link carries: by default the circuit flit (hw/flit.py); packet mode adds
-    sideband (hw/packet/layouts.py)."""
+    """Ports ``i[P]`` and ``o[P]`` (flit streams), ``config`` (the active configuration bits,
+    which apply from the next cycle on: module docstring) and ``busy`` (some flit is held
+    inside: in a register slice or an adder pipe, which is what the control units wait for
+    before they change the configuration). ``flit`` is the stream every link carries: by
+    default the circuit flit (hw/flit.py); packet mode adds sideband (hw/packet/layouts.py)."""
 
     def __init__(self, params: SwitchParams, flit: stream.Signature | None = None) -> None:
         self.params = params
@@ -50,12 +59,17 @@ class Interconnect(wiring.Component):
         p, topo, flit = self.params, self.topology, self.flit
         nodes = []
         busy = []
+        reset_bits = default_config(p).to_bits()
         for node in topo.nodes:
             fields = topo.config_layout.node_fields(node.index)
             stages = p.adder_stages if carries_adder_pipeline(topo, node.index) else 0
             usw = USwitch(node, fields, flit, p.dtype, p.lanes, stages)
             m.submodules[_ident(node.name)] = usw
-            m.d.comb += usw.codes.eq(self.config[node.name])
+            layout = node_codes_layout(fields)
+            init = (reset_bits >> fields[0].lsb) & ((1 << layout.size) - 1)
+            codes = Signal(layout, init=layout.from_bits(init), name=f"{_ident(node.name)}_codes")
+            m.d.sync += codes.eq(self.config[node.name])
+            m.d.comb += usw.codes.eq(codes)
             nodes.append(usw)
             if stages:
                 busy.append(usw.busy)

@@ -30,11 +30,23 @@ def run_interconnect(params, routing, traffic, seed, idle, stall, timeout_cycles
 
     sim.add_testbench(configure)
     for p, flits in traffic.send.items():
-        sim.add_testbench(driver(dut.i[p], flits, rngs[p], idle))
+        sim.add_testbench(_after_a_cycle(driver(dut.i[p], flits, rngs[p], idle)))
     for p, want in traffic.expect.items():
         sim.add_testbench(monitor(dut.o[p], len(want), got[p], rngs[params.ports + p], stall))
     sim.run_until(timeout_cycles * 1e-8)
     return got
+
+
+def _after_a_cycle(tb):
+    """The testbench ``tb``, started a cycle late: every node registers its configuration
+    field, so a configuration applies from the cycle after it is set (hw/interconnect.py;
+    the control units change it only while the switch is empty)."""
+
+    async def late(ctx):
+        await ctx.tick()
+        await tb(ctx)
+
+    return late
 
 
 SIZES = [(2, 2, "int8"), (3, 2, "fp16"), (4, 3, "bf16"), (5, 2, "int16"), (8, 3, "fp32")]
