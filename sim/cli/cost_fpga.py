@@ -12,7 +12,8 @@ from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
 from fredfab.sim.cli import UserError
-from fredfab.sim.cli.output import check_file, check_folder, write_text
+from fredfab.sim.cli.output import atomic_path, check_file, check_folder, write_text
+from fredfab.sim.cli.plot_style import legend_beside
 
 
 def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
@@ -31,6 +32,11 @@ def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         rows = list(pool.map(_one, jobs))
     write_text(args.out / "fpga.json", json.dumps(rows, indent=1) + "\n")
+    plot = None
+    if not args.no_plot and any(r["status"] == "ok" for r in rows):
+        plot = args.out / "fpga.png"
+        with atomic_path(plot) as tmp:
+            plot_fpga(rows, tmp)
     if card is not None and card_out is not None:
         row = next(r for r in rows if r["variant"] == wanted.name)
         if row["status"] != "ok":
@@ -43,7 +49,7 @@ def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     print(format_fpga_table(rows))
-    print(f"\nJSON: {args.out / 'fpga.json'}")
+    print(f"\nJSON: {args.out / 'fpga.json'}" + (f"; plot: {plot}" if plot else ""))
     if card_out is not None:
         print(
             f"timing card with the FPGA clock: {card_out} (an FPGA Fmax, not the paper's ASIC "
@@ -123,3 +129,39 @@ def format_fpga_table(rows: list[dict]) -> str:
 
 def _cell(value: object, align: str, fmt: str) -> str:
     return f"{'-':{align}}" if value is None else f"{value:{align}{fmt}}"
+
+
+def plot_fpga(rows: list[dict], path: Path) -> None:
+    """Fmax, LUTs, flip-flops and latency against adder stages, one line per switch (arch,
+    ports, element type); variants that did not fit are left out."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in rows if r["status"] == "ok"]
+    panels = (
+        ("fmax_mhz", "Fmax (MHz)"),
+        ("luts", "LUTs"),
+        ("ffs", "flip-flops"),
+        ("latency_cycles", "latency (cycles)"),
+    )
+    fig, axes = plt.subplots(1, len(panels), figsize=(16, 4))
+    switches = sorted({(r["arch"], r["ports"], r["dtype"]) for r in ok})
+    for arch, ports, dtype in switches:
+        rs = sorted(
+            (r for r in ok if (r["arch"], r["ports"], r["dtype"]) == (arch, ports, dtype)),
+            key=lambda r: r["adder_stages"],
+        )
+        xs = [r["adder_stages"] for r in rs]
+        for ax, (key, label) in zip(axes, panels, strict=True):
+            ax.plot(xs, [r[key] for r in rs], marker="o", label=f"{arch} P = {ports}, {dtype}")
+            ax.set_xlabel("adder stages")
+            ax.set_ylabel(label)
+            ax.grid(True, alpha=0.3)
+    legend_beside(axes[-1])
+    seed = ok[0]["seed"]
+    fig.suptitle(f"FRED switch on {ok[0]['device']} (nextpnr-ecp5, out of context, seed {seed})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
