@@ -36,9 +36,10 @@ from fredfab.model.switch.latency import carries_adder_pipeline
 
 class Interconnect(wiring.Component):
     """Ports ``i[P]`` and ``o[P]`` (flit streams), ``config`` (the active configuration bits,
-    which apply from the next cycle on: module docstring) and ``busy`` (some flit is held
-    inside: in a register slice or an adder pipe, which is what the control units wait for
-    before they change the configuration). ``flit`` is the stream every link carries: by
+    which apply from the next cycle on: module docstring) and ``busy`` (some flit may be held
+    inside, in a register slice or an adder pipe: never low while one is, low from the cycle
+    after the last one left; what the control units wait for before they change the
+    configuration). ``flit`` is the stream every link carries: by
     default the circuit flit (hw/flit.py); packet mode adds sideband (hw/packet/layouts.py)."""
 
     def __init__(self, params: SwitchParams, flit: stream.Signature | None = None) -> None:
@@ -71,12 +72,11 @@ class Interconnect(wiring.Component):
             m.d.sync += codes.eq(self.config[node.name])
             m.d.comb += usw.codes.eq(codes)
             nodes.append(usw)
-            if stages:
-                busy.append(usw.busy)
 
         # The stream each node output drives, after its register slices.
         driven = {}
         for node, usw in zip(topo.nodes, nodes, strict=True):
+            held = [usw.busy] if usw.stages else []  # what the node's registers hold
             for q in range(node.n_out):
                 stream_out = usw.o[q]
                 # Pure fan-out nodes (crossbar distribution) are wiring, not a stage.
@@ -84,9 +84,11 @@ class Interconnect(wiring.Component):
                     skid = SkidBuffer(flit)
                     m.submodules[f"{_ident(node.name)}_o{q}_r{k}"] = skid
                     wiring.connect(m, stream_out, skid.i)
-                    busy.append(skid.busy)
+                    held.append(skid.busy)
                     stream_out = skid.o
                 driven[Endpoint(node.index, q)] = stream_out
+            if held:
+                busy.append(_node_busy(m, node, usw, held))
 
         for link in topo.links:
             src = (
@@ -102,6 +104,18 @@ class Interconnect(wiring.Component):
             wiring.connect(m, src, dst)
         m.d.comb += self.busy.eq(Cat(busy).any() if busy else Const(0))
         return m
+
+
+def _node_busy(m: Module, node, usw: USwitch, held: list) -> Signal:
+    """A register that is high whenever the node holds a flit: set in the cycle after one
+    entered or while one is held, so it is never low with a flit inside (it falls a cycle
+    after the last one left). The switch's ``busy`` is the OR of these registers: its
+    path into the control unit starts at a register beside each node instead of at every
+    valid bit of the switch, which was the slowest path of a deeply pipelined switch."""
+    entering = Cat(i.valid & i.ready for i in usw.i).any()
+    flag = Signal(name=f"{_ident(node.name)}_busy")
+    m.d.sync += flag.eq(Cat(held).any() | entering)
+    return flag
 
 
 def _ident(name: str) -> str:
