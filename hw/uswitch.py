@@ -13,6 +13,8 @@ Handshake, so that each flit moves once, whole, and at full rate:
   once; an output that accepts early remembers it (``sent``) and is not offered the same
   flit again; the input is consumed in the cycle its last taker accepts. No flit is lost
   or duplicated when one branch stalls, and valid never waits for ready.
+* One output, no adder (MUX): each source has one possible taker, so a source is ready when
+  it is selected and the output is ready; nothing needs remembering.
 
 Adder stages (``stages`` > 0, a node of a column that adds: model/switch/latency.py). Every
 input first crosses a *pipe* of ``stages`` registers, then the select and fork logic above
@@ -125,6 +127,11 @@ class USwitch(wiring.Component):
             [takes[q][i] | (takes_sum[q] if i in sum_operands else Const(0)) for i in range(n_in)]
             for q in range(n_out)
         ]
+        # A node with one output and no adder (a MUX) has one taker per source and no join:
+        # a source is ready when it is selected and the output is, whatever the valids, so no
+        # path runs from the selected source's valid into the ready of the others (on the
+        # crossbar that path crossed the output selects and the forks feeding them).
+        single = n_out == 1 and not reducing
         sent = Signal(n_out)
         done = Signal(n_out)
         for q in range(n_out):
@@ -141,10 +148,17 @@ class USwitch(wiring.Component):
                 avail = avail | (takes[q][i] & sources[i].valid)
             if reducing:
                 avail = avail | (takes_sum[q] & sum_valid)
+            if single:
+                m.d.comb += o.valid.eq(avail)
+                continue
             m.d.comb += [
                 o.valid.eq(avail & ~sent[q]),
                 done[q].eq(sent[q] | (o.valid & o.ready)),
             ]
+        if single:
+            for i in range(n_in):
+                m.d.comb += sources[i].ready.eq(takes[0][i] & self.o[0].ready)
+            return m
 
         consumed = Signal(n_in)
         for i in range(n_in):
