@@ -212,6 +212,7 @@ class _Walk:
         self.arrived = [0] * len(job.events)
         self.version = [0] * len(job.events)
         self.ev_time = [[np.nan, np.nan] for _ in job.events]
+        self._pending_compute: set[int] = set()  # programs with compute ready to run
 
     def _push(self, t: float, what: int, a: int, b: int) -> None:
         self.seq += 1
@@ -271,8 +272,6 @@ class _Walk:
         for k, e in self.net.launch(ev, reqs, t).items():
             self.version[k] += 1
             self._push(e, 1, k, self.version[k])
-
-    _pending_compute: set[int] = set()
 
     def _drain_compute(self, t: float) -> None:
         for p in list(self._pending_compute):

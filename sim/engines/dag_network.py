@@ -132,8 +132,9 @@ class Network:
 
     def use(self, req: CollectiveRequest) -> LinkUse:
         """The bytes ``req`` moves over each link (its chosen algorithm's transfers), and
-        what each switch reduces: the bytes of a reducing flow arriving at a switch on
-        more than one link."""
+        what each switch reduces: where a tree flow's link leaves a switch fed by several
+        of the flow's links, the bytes arriving on them (counted once per set of inputs,
+        however many copies the switch sends on)."""
         hit = self._use.get(req)
         if hit is None:
             fab = self.fabric
@@ -148,12 +149,14 @@ class Network:
             reduced: dict[int, float] = {}
             reducing = req.op in ("all-reduce", "reduce", "reduce-scatter", "io-reduce")
             if reducing and sched.tree_preds:
-                for tid in sched.tree_preds:
+                for tid, preds in sched.tree_preds.items():
                     lk = a["links"][a["ptr"][tid] : a["ptr"][tid + 1]]
-                    dst = fab.link_dst[lk]
-                    nodes, counts = np.unique(dst, return_counts=True)
-                    for v, cnt in zip(nodes.tolist(), counts.tolist(), strict=True):
-                        if cnt > 1 and fab.nodes[v].kind == "switch":
-                            reduced[v] = reduced.get(v, 0.0) + cnt * float(a["size"][tid])
+                    merged = set()  # (switch, its inputs): summed once, however many copies
+                    for i, feed in enumerate(preds):
+                        v = int(fab.link_src[lk[i]])
+                        if len(feed) > 1 and fab.nodes[v].kind == "switch":
+                            merged.add((v, tuple(sorted(feed))))
+                    for v, feed in merged:
+                        reduced[v] = reduced.get(v, 0.0) + len(feed) * float(a["size"][tid])
             hit = self._use[req] = LinkUse(lb, reduced)
         return hit
