@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from fredfab.model.chakra.reader import is_trace
 from fredfab.model.system.switch_timing import describe_timing
 from fredfab.model.system.units import GB, GHZ
 from fredfab.model.training import Workload, load_workload, shipped_workloads
 from fredfab.model.training.astra_workload import DEFAULT_CLOCK_HZ
 from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
-from fredfab.model.chakra.reader import is_trace
 from fredfab.sim.cli import chakra_estimate
 from fredfab.sim.cli.arguments import (
     ACCUMULATION,
