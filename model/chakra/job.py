@@ -95,8 +95,8 @@ def match(
                     outside = [r for r in ranks if r not in group]
                     if outside:
                         raise ChakraError(
-                            f"{prog.where(node, 'pg_name')}: rank {outside[0]} is not a "
-                            f"member of group {node.pg_name!r} {list(group)}"
+                            f"{trace.files[outside[0]]}: {node.label()}: pg_name: rank "
+                            f"{outside[0]} is not a member of group {node.pg_name!r} {list(group)}"
                         )
                     groups = [tuple(sorted(group))]
                 elif node.involved_dim is not None and not all(node.involved_dim):
