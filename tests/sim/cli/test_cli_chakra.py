@@ -44,16 +44,19 @@ def test_estimate_a_trace_with_its_outputs(job, tmp_path, capsys):
     assert float(rows[2]["end_s"]) == pytest.approx(d["time_s"])
 
 
-def test_placement_moves_ranks(job, capsys):
-    argv = ["estimate", "--workload", str(job), "--fabric", "mesh-5x4", "--json"]
+def test_placement_moves_ranks(tmp_path, capsys):
+    send = TraceNode(0, "s", "COMM_SEND", size=MiB, src=0, dst=1)
+    recv = TraceNode(0, "r", "COMM_RECV", size=MiB, src=0, dst=1)
+    write_trace(tmp_path / "pp", [[send], [recv]])
+    argv = ["estimate", "--workload", str(tmp_path / "pp"), "--fabric", "mesh-5x4", "--json"]
     assert main(argv) == 0
-    plain = json.loads(capsys.readouterr().out)
-    assert main([*argv, "--npu-map", "10-19,0-9"]) == 0
-    moved = json.loads(capsys.readouterr().out)
-    # Rank r on NPU (r + 10) mod 20: the ring visits other neighbours, other links carry it.
-    assert {lk["link"] for lk in moved["links"]} and moved["links"] != plain["links"]
-    assert main([*argv, "--npu-map", "0-18"]) == 2
-    assert "placement names 19 NPUs for 20 ranks" in capsys.readouterr().err
+    near = json.loads(capsys.readouterr().out)
+    assert [(lk["src"], lk["dst"]) for lk in near["links"]] == [("npu0", "npu1")]
+    assert main([*argv, "--npu-map", "0,19"]) == 0
+    far = json.loads(capsys.readouterr().out)
+    assert len(far["links"]) == 7 and far["time_s"] > near["time_s"]  # 4 + 3 X-Y hops
+    assert main([*argv, "--npu-map", "0"]) == 2
+    assert "placement names 1 NPUs for 2 ranks" in capsys.readouterr().err
 
 
 def test_errors_are_one_line(job, tmp_path, capsys):
