@@ -39,7 +39,7 @@ class Instance:
     op: CollectiveKind | None  # None for a Barrier (members wait; nothing moves)
     ranks: tuple[int, ...]
     size: int
-    comm_type: int | None  # Chakra's CollectiveCommType; None for point to point
+    kind: str  # the report's communication kind (see SyncEvent.kind)
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,9 @@ class SyncEvent:
 
     @property
     def kind(self) -> str:
-        """The report's communication kind: the collective's name, or p2p."""
-        i = self.instances[0]
-        if i.comm_type is None:
-            return "p2p"
-        return COMM_TYPES[i.comm_type][0].lower().replace("_", "-")
+        """The report's communication kind: the collective's Chakra name in lower case
+        (all-reduce, ..., barrier), p2p, mem-load or mem-store."""
+        return self.instances[0].kind
 
 
 @dataclass(frozen=True)
@@ -64,12 +62,24 @@ class Job:
     class_ranks: tuple[tuple[int, ...], ...]  # per program, its ranks
 
 
+#: Remote-memory nodes as off-wafer transfers through the I/O controllers.
+MEMORY_OPS = {"MEM_LOAD": CollectiveKind.IO_BROADCAST, "MEM_STORE": CollectiveKind.IO_REDUCE}
+
+
 def match(
     trace: ChakraTrace,
     dims_group: Callable[[int, tuple[bool, ...]], tuple[int, ...]] | None = None,
+    *,
+    remote_memory: bool = False,
 ) -> Job:
     """The sync events of ``trace``; ``dims_group(rank, involved_dim)`` gives the group of
-    a collective that names network dimensions (None: such nodes are refused)."""
+    a collective that names network dimensions (None: such nodes are refused).
+
+    With ``remote_memory``, MEM_LOAD / MEM_STORE nodes are transfers from or to off-wafer
+    memory (ASTRA-sim's remote memory; here through the fabric's I/O controllers): each
+    rank's own, or, with a ``pg_name``, one shared by the group (a load multicast to its
+    members, a store reducing theirs), matched like collectives. Without it they are no
+    events (the simulator gives them a local time)."""
     n = trace.num_ranks
     class_ranks: list[list[int]] = [[] for _ in trace.programs]
     for r, p in enumerate(trace.rank_program):
@@ -84,7 +94,8 @@ def match(
         ranks = class_ranks[p]
         static: dict[tuple[int, ...], int] = defaultdict(int)  # group -> issued so far
         for i, node in enumerate(prog.nodes):
-            if node.kind == "COMM_COLL":
+            memory = remote_memory and node.kind in MEMORY_OPS
+            if node.kind == "COMM_COLL" or memory:
                 if node.pg_name is not None:
                     group = trace.comm_groups.get(node.pg_name)
                     if group is None:
@@ -98,7 +109,9 @@ def match(
                             f"{trace.files[outside[0]]}: {node.label()}: pg_name: rank "
                             f"{outside[0]} is not a member of group {node.pg_name!r} {list(group)}"
                         )
-                    groups = [tuple(sorted(group))]
+                    groups = [group]  # in the file's order: the ring order
+                elif memory:
+                    groups = [(r,) for r in ranks]
                 elif node.involved_dim is not None and not all(node.involved_dim):
                     if dims_group is None:
                         raise ChakraError(
@@ -183,7 +196,11 @@ def match(
             )
         p, i, size = first[key]
         node = trace.programs[p].nodes[i]
-        inst = Instance(node.collective, group, size, node.comm_type)
+        if node.kind in MEMORY_OPS:
+            inst = Instance(MEMORY_OPS[node.kind], group, size, node.kind.lower().replace("_", "-"))
+        else:
+            kind = COMM_TYPES[node.comm_type][0].lower().replace("_", "-")
+            inst = Instance(node.collective, group, size, kind)
         pairs = [(q, j) for q, j in members.items()]
         find(pairs[0])
         for a in pairs[1:]:
@@ -207,7 +224,7 @@ def match(
                 f"{s_node.size}"
             )
         union((ps, i_s), (pr, i_r))
-        instances[(ps, i_s)].append(Instance(CollectiveKind.P2P, (src, dst), s_node.size, None))
+        instances[(ps, i_s)].append(Instance(CollectiveKind.P2P, (src, dst), s_node.size, "p2p"))
     if p2p_recv:
         (src, dst, tag, k), (pr, i_r) = next(iter(p2p_recv.items()))
         prog = trace.programs[pr]
@@ -235,7 +252,10 @@ def _agree(trace: ChakraTrace, key, witness: tuple[int, int, int], p: int, i: in
     wp, wi, _ = witness
     a, b = trace.programs[wp].nodes[wi], trace.programs[p].nodes[i]
     group, k = key
-    for field, x, y in (("comm_type", a.comm_type, b.comm_type), ("comm_size", a.size, b.size)):
+    size_field = "tensor_size" if a.kind in MEMORY_OPS else "comm_size"
+    for field, x, y in (("type", a.kind, b.kind), ("comm_type", a.comm_type, b.comm_type)) + (
+        (size_field, a.size, b.size),
+    ):
         if x != y:
             raise ChakraError(
                 f"{trace.programs[p].where(b, field)}: {y} here, {x} on the other members of "

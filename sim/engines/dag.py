@@ -18,8 +18,11 @@
   have (rendezvous); all its nodes finish when its last byte has arrived. Its time comes
   from the network simulator with the algorithm ``fred collective`` would choose, sharing
   links with whatever else is in flight (fredfab.sim.engines.dag_network).
-* MEM_LOAD / MEM_STORE move ``tensor_size`` bytes at the NPU's HBM bandwidth (or take their
-  ``duration_micros``), concurrently with compute; METADATA and INVALID nodes take no time.
+* MEM_LOAD / MEM_STORE are ASTRA-sim's remote memory: on a fabric with I/O controllers,
+  ``tensor_size`` bytes from or to off-wafer memory through them (the I/O patterns of
+  weight streaming, io-broadcast and io-reduce; a ``pg_name`` makes one transfer shared by
+  the group), concurrent with compute. On a fabric without, their ``duration_micros``, or
+  ``tensor_size`` at the NPU's HBM bandwidth. METADATA and INVALID nodes take no time.
 
 Rank r runs on NPU ``placement[r]`` (default r). Ranks sharing a program are simulated once
 (model/chakra/job.py says when that is exact).
@@ -145,7 +148,12 @@ def simulate_trace(
             f"placement: NPU {bad[0] if bad else 'given twice'}; each rank needs its own NPU "
             f"0..{fabric.num_npus - 1}"
         )
-    job = match(trace, _dims_group(fabric, place) if getattr(fabric, "dims", None) else None)
+    remote = bool(fabric.ios)
+    job = match(
+        trace,
+        _dims_group(fabric, place) if getattr(fabric, "dims", None) else None,
+        remote_memory=remote,
+    )
     f = (
         fabric.timing.card.packet_costs.header_payload_fraction
         if payload_fraction is None
@@ -230,7 +238,7 @@ class _Walk:
             if what == 0:
                 self._finish(a, b, t)
             elif b == self.version[a]:
-                self.net.finished(a)
+                self.net.finished(a, t)
                 self.ev_time[a][1] = t
                 for p, i in self.job.events[a].nodes:
                     self._finish(p, i, t)
@@ -264,7 +272,7 @@ class _Walk:
         reqs = [
             CollectiveRequest(inst.op, [self.place[r] for r in inst.ranks], inst.size)
             for inst in event.instances
-            if inst.op is not None and inst.size > 0 and len(inst.ranks) > 1
+            if _moves(inst)
         ]
         if not reqs:
             self._push(t, 1, ev, self.version[ev])
@@ -313,7 +321,7 @@ class _Walk:
             links: set[int] = set()
             reps = _multiplicity(job, event)
             for inst in event.instances:
-                if inst.op is None or inst.size <= 0 or len(inst.ranks) < 2:
+                if not _moves(inst):
                     continue
                 req = CollectiveRequest(inst.op, [self.place[r] for r in inst.ranks], inst.size)
                 use = self.net.use(req)
@@ -353,7 +361,7 @@ class _Walk:
                 continue
             if nd.kind == "COMP":
                 kind = COMPUTE
-            elif nd.kind in ("MEM_LOAD", "MEM_STORE"):
+            elif nd.kind in ("MEM_LOAD", "MEM_STORE") and (p, i) not in self.job.event_of:
                 kind = MEMORY
             else:
                 ev = self.job.event_of.get((p, i))
@@ -384,6 +392,12 @@ class _Walk:
         out.setdefault(COMPUTE, 0.0)
         out.setdefault(IDLE, 0.0)
         return dict(out)
+
+
+def _moves(inst) -> bool:
+    """The instance moves bytes over the network (a collective of one member moves none,
+    except a transfer from or to off-wafer memory)."""
+    return inst.op is not None and inst.size > 0 and (len(inst.ranks) > 1 or inst.op.uses_io)
 
 
 def _multiplicity(job: Job, event) -> int:

@@ -5,8 +5,11 @@ Communication launched while earlier communication is still running joins it in 
 flow-level simulator (fredfab.sim.engines.netsim) with each request starting at its own
 offset. The simulator is causal (what finished before a request started cannot depend on
 it), so each launch re-simulates its cluster and revises only the predictions of requests
-still running. Runs are memoised by the cluster's requests and offsets, so a periodic
-trace pays for each pattern once.
+still running. Requests that finished before every running one started leave the cluster
+(they shared no link with those; what they did to finished requests that the running ones
+met is then approximated, the only approximation of the scheme: without it a cluster
+grows as long as the network is never idle). Runs are memoised by the cluster's requests
+and offsets, so a periodic trace pays for each pattern once.
 
 * A cluster launched all at one instant runs through ``simulate`` (fredfab.sim.engines
   .system): each request's algorithm is the fastest alone, as in ``fred collective``, and
@@ -56,6 +59,7 @@ class Network:
         self._cluster: list[tuple[int, tuple[CollectiveRequest, ...], float]] = []
         self._t0 = 0.0
         self._active: set[int] = set()
+        self._ended: dict[int, float] = {}
         self._memo: dict[tuple, tuple[float, ...]] = {}
         self._use: dict[CollectiveRequest, LinkUse] = {}
         self.algorithms: dict[CollectiveRequest, str] = {}
@@ -66,6 +70,13 @@ class Network:
     def launch(self, key: int, requests: Sequence[CollectiveRequest], t: float) -> dict[int, float]:
         """Launch ``requests`` (one sync event, ``key``) at ``t``; the predicted end of every
         event still running (this one included)."""
+        if self._active:
+            # Forget what finished before every running request started: it met none of them.
+            first = min(t_i for k, _, t_i in self._cluster if k in self._active)
+            kept = [c for c in self._cluster if c[0] in self._active or self._ended[c[0]] > first]
+            if len(kept) < len(self._cluster):
+                self._cluster = kept
+                self._t0 = min(t_i for _, _, t_i in kept)
         if not self._active or len(self._cluster) >= MAX_CLUSTER:
             if self._active:
                 self.notes.add(
@@ -87,8 +98,10 @@ class Network:
                 out[k] = self._t0 + e / f
         return out
 
-    def finished(self, key: int) -> None:
+    def finished(self, key: int, t: float) -> None:
+        """Event ``key`` ended at ``t``."""
         self._active.discard(key)
+        self._ended[key] = t
 
     def _run(self, sig: tuple) -> tuple[float, ...]:
         """Per launch of ``sig``, seconds (dilated) from the cluster's start to its end."""
