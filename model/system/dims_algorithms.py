@@ -49,9 +49,13 @@ from fredfab.model.system.registry import Algorithm, register
 from fredfab.model.system.request import CollectiveRequest, Plan
 from fredfab.model.system.schedule import NO_DEP, Schedule
 
-RING_METHOD = "ring"
+RING_METHOD = "ring"  # ASTRA-sim's: one way round (Ring.cc)
+TWO_WAY_RING = "ring-2way"  # half of the data each way round, where links go both ways
 DIRECT = "direct"
 HALVING_DOUBLING = "halving-doubling"
+DOUBLE_BINARY_TREE = "double-binary-tree"
+#: ASTRA-sim's ring directions (RingTopology::get_receiver): clockwise is the next index.
+CLOCKWISE, ANTICLOCKWISE = 1, -1
 
 _AR, _RS, _AG, _A2A = (
     CollectiveKind.ALL_REDUCE,
@@ -99,6 +103,8 @@ def _two_way(dim: Dim) -> bool:
 def _links_used(dim: Dim, method: str) -> int:
     """Links of this dimension each member sends over at once under ``method``."""
     if method == RING_METHOD:
+        return 1
+    if method == TWO_WAY_RING:
         return 2 if _two_way(dim) else 1
     return dim.out_links
 
@@ -112,13 +118,15 @@ def _ring(
     entry: list[np.ndarray],
     prev: Steps | None,
     req: int,
+    direction: int = CLOCKWISE,
 ) -> tuple[list[np.ndarray], Steps]:
-    """Ring steps in each group (rows of P): k-1 steps of ``size`` split over ``ways``."""
+    """Ring steps in each group (rows of P): k-1 steps of ``size`` split over ``ways``; one
+    way (``ways`` 1) goes in ``direction``."""
     R, k = P.shape
     src = P.ravel()
     exits: list[np.ndarray] = []
     ids: Steps = []
-    for step in (1, -1)[:ways]:
+    for step in (direction, -direction)[:ways]:
         dst = np.roll(P, -step, axis=1).ravel()
         recv: list[np.ndarray] = []
         for _ in range(k - 1):
@@ -203,10 +211,12 @@ def _phase(
     entry: list[np.ndarray],
     prev: Steps | None,
     req: int,
+    direction: int = CLOCKWISE,
 ) -> tuple[list[np.ndarray], Steps]:
     """Reduce-Scatter (or All-Gather if ``gather``) of ``data`` bytes per member along
     ``axis`` of M; ``entry``: transfers each member must have received first (shaped as M).
-    Returns the transfers each member received last (shaped as M) and the phase's steps."""
+    Returns the transfers each member received last (shaped as M) and the phase's steps.
+    ``direction``: the way a one-way ring goes round."""
     moved = np.moveaxis(M, axis, -1)
     k = moved.shape[-1]
     P = moved.reshape(-1, k)
@@ -216,6 +226,8 @@ def _phase(
 
     ent = [rows(a) for a in entry]
     if method == RING_METHOD:
+        out, ids = _ring(sched, P, data / k, 1, ent, prev, req, direction)
+    elif method == TWO_WAY_RING:
         out, ids = _ring(sched, P, data / k, 2 if _two_way(dim) else 1, ent, prev, req)
     elif method == DIRECT:
         out, ids = _direct(sched, P, data / k, ent, prev, req)
@@ -234,6 +246,17 @@ def _phases(op: CollectiveKind, n_axes: int) -> list[tuple[int, bool]]:
     up = [(j, False) for j in range(n_axes)]
     down = [(j, True) for j in reversed(range(n_axes))]
     return {_AR: up + down, _RS: up, _AG: down}[op]
+
+
+def _direction(op: CollectiveKind, axis: int, gather: bool, n_axes: int) -> int:
+    """The way a one-way ring goes in a phase, as ASTRA-sim's system layer assigns queues
+    (Sys::generate_collective with the default collective-optimization localBWAware and one
+    queue per dimension, QueueLevelHandler): an All-Reduce's Reduce-Scatters and its
+    All-Reduce on the last dimension clockwise, its All-Gathers on the other dimensions
+    anticlockwise; a Reduce-Scatter or All-Gather alone clockwise."""
+    if op == _AR and gather and axis != n_axes - 1:
+        return ANTICLOCKWISE
+    return CLOCKWISE
 
 
 def hierarchical(methods: Methods) -> Callable[[Schedule, Plan, int], None]:
@@ -263,6 +286,7 @@ def hierarchical(methods: Methods) -> Callable[[Schedule, Plan, int], None]:
                     entry,
                     prev[len(done)] if prev else None,
                     plan.index,
+                    _direction(req.op, axis, gather, len(dims)),
                 )
                 done.append(ids)
             prev = done
@@ -287,6 +311,147 @@ def hierarchical_bound(methods: Methods) -> Callable[[Fabric, CollectiveRequest]
         return worst
 
     return bound
+
+
+# ---------------------------------------------------------------------- from the schedule
+def load_bound(build: Callable[[Schedule, Plan, int], None]):
+    """The bound of an algorithm from its own transfers: the bytes every link carries (one
+    chunk; chunking moves the same bytes) over its bandwidth, the busiest link's."""
+
+    def bound(fabric: Fabric, req: CollectiveRequest) -> float:
+        sched = Schedule(fabric)
+        build(sched, Plan(0, req, "bound"), 1)
+        a = sched.finalize()
+        if not len(a["links"]):
+            return 0.0
+        owner = np.repeat(np.arange(len(a["size"])), np.diff(a["ptr"]))
+        load = np.bincount(
+            a["links"], weights=a["size"][owner] * a["weights"], minlength=len(fabric.links)
+        )
+        return float((load / fabric.bandwidth).max())
+
+    return bound
+
+
+# ---------------------------------------------------------------------- double binary tree
+def tree_parents(k: int, root_max: bool) -> np.ndarray:
+    """Parent position of each of k = 2^m members (-1 for the root) in ASTRA-sim's binary
+    tree (logical_topology/BinaryTree.cc): a full tree of m levels numbered in order, under
+    a root of one child that takes the largest id (RootMax) or id 0 (RootMin)."""
+    m = k.bit_length() - 1
+    parent = np.full(k, -1, dtype=np.int64)
+    offset = 0 if root_max else 1
+    root = k - 1 if root_max else 0
+
+    def number(levels: int, first: int, up: int) -> None:
+        # A full tree of ``levels`` levels numbered in order from ``first``: its root is
+        # the middle id, its subtrees the ids below and above.
+        if levels == 0:
+            return
+        half = 2 ** (levels - 1) - 1
+        me = first + half
+        parent[me] = up
+        number(levels - 1, first, me)
+        number(levels - 1, me + 1, me)
+
+    number(m, offset, root)
+    parent[root] = -1
+    return parent
+
+
+def _build_double_binary_tree(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """ASTRA-sim's DoubleBinaryTreeAllReduce: chunk c runs on tree c mod 2 (RootMax first,
+    DoubleBinaryTreeTopology::get_topology); each member sends the whole chunk to its
+    parent once its children's have arrived, then the root's result travels back down, each
+    member forwarding it to its children once it has it (store and forward per hop). A
+    chunk starts when the chunk two before it (the same tree) has sent its first hops."""
+    req = plan.request
+    M, _ = layout(sched.fabric, req.group)
+    members = M.ravel()
+    k = len(members)
+    Dc = req.size_bytes / chunks
+    trees = [tree_parents(k, True), tree_parents(k, False)]
+    last: dict[int, dict[tuple[str, int], int]] = {}
+    for c in range(chunks):
+        par = trees[c % 2]
+        kids: list[list[int]] = [[] for _ in range(k)]
+        for v in range(k):
+            if par[v] >= 0:
+                kids[par[v]].append(v)
+        depth = np.zeros(k, dtype=np.int64)
+        for v in range(k):
+            u = v
+            while par[u] >= 0:
+                depth[v] += 1
+                u = par[u]
+        before = last.get(c - 2, {})
+        ids: dict[tuple[str, int], int] = {}
+        for v in sorted(np.flatnonzero(par >= 0).tolist(), key=lambda x: -depth[x]):
+            prior = before.get(("up", v))
+            ids["up", v] = int(
+                sched.add_paths(
+                    [members[v]],
+                    [members[par[v]]],
+                    Dc,
+                    after=[np.array([ids["up", ch]]) for ch in kids[v]],
+                    after_sent=[np.array([prior])] if prior is not None else (),
+                    request=plan.index,
+                )[0]
+            )
+        root = int(np.flatnonzero(par < 0)[0])
+        for v in sorted(range(k), key=lambda x: depth[x]):
+            got = [ids["up", ch] for ch in kids[v]] if v == root else [ids["down", v]]
+            for ch in kids[v]:
+                ids["down", ch] = int(
+                    sched.add_paths(
+                        [members[v]],
+                        [members[ch]],
+                        Dc,
+                        after=[np.array([g]) for g in got],
+                        request=plan.index,
+                    )[0]
+                )
+        last[c] = ids
+
+
+def _applies_dbt(fabric: Fabric, req: CollectiveRequest) -> bool:
+    dims = _spanned_dims(fabric, req)
+    return dims is not None and len(dims) == 1 and _power_of_two(dims[0].size)
+
+
+# ---------------------------------------------------------------------- ring All-to-All
+def _build_ring_all_to_all(sched: Schedule, plan: Plan, chunks: int) -> None:
+    """ASTRA-sim's Ring All-to-All (Ring.cc with ComType All_to_All): member i's message of
+    D/k for member i + d travels d hops clockwise round the ring, each member forwarding
+    it once it has arrived; every distance is in flight at once."""
+    req = plan.request
+    M, _ = layout(sched.fabric, req.group)
+    P = M.ravel()
+    k = len(P)
+    size = req.size_bytes / chunks / k
+    idx = np.arange(k)
+    prev: dict[tuple[int, int], np.ndarray] = {}
+    for _c in range(chunks):
+        cur: dict[tuple[int, int], np.ndarray] = {}
+        for d in range(1, k):
+            hop = np.full(k, NO_DEP, dtype=np.int64)
+            for h in range(d):
+                earlier = prev.get((d, h))
+                hop = sched.add_paths(
+                    P[(idx + h) % k],
+                    P[(idx + h + 1) % k],
+                    size,
+                    after=[hop],
+                    after_sent=[earlier] if earlier is not None else (),
+                    request=plan.index,
+                )
+                cur[d, h] = hop
+        prev = cur
+
+
+def _applies_ring_a2a(fabric: Fabric, req: CollectiveRequest) -> bool:
+    dims = _spanned_dims(fabric, req)
+    return dims is not None and len(dims) == 1
 
 
 # ---------------------------------------------------------------------- All-to-All
@@ -322,6 +487,10 @@ def _hd_everywhere(dim: Dim) -> str:
     return HALVING_DOUBLING
 
 
+def _two_way_everywhere(dim: Dim) -> str:
+    return TWO_WAY_RING
+
+
 def _native(dim: Dim) -> str:
     if dim.kind == RING:
         return RING_METHOD
@@ -352,7 +521,7 @@ def _applies_direct(fabric: Fabric, req: CollectiveRequest) -> bool:
 
 def _applies_hd(fabric: Fabric, req: CollectiveRequest) -> bool:
     dims = _spanned_dims(fabric, req)
-    return dims is not None and all(d.kind == SWITCH and _power_of_two(d.size) for d in dims)
+    return dims is not None and all(_power_of_two(d.size) for d in dims)
 
 
 def _applies_native(fabric: Fabric, req: CollectiveRequest) -> bool:
@@ -376,11 +545,46 @@ def _bound_direct(fabric: Fabric, req: CollectiveRequest) -> float:
 register(
     Algorithm(
         "dims-ring",
-        "ring Reduce-Scatter dimension by dimension, All-Gather back (ASTRA-sim topologies)",
+        "ASTRA-sim's ring: one way round, Reduce-Scatter dimension by dimension, All-Gather back",
         _REDUCTIONS,
         _applies_ring,
         hierarchical(_ring_everywhere),
-        bound=hierarchical_bound(_ring_everywhere),
+        # One way round, an All-Reduce's All-Gathers go the other way from its
+        # Reduce-Scatters except on the last dimension: counted link by link.
+        bound=load_bound(hierarchical(_ring_everywhere)),
+        preference=15,
+    )
+)
+register(
+    Algorithm(
+        "dims-ring-2way",
+        "ring dimension by dimension with half of the data each way round (two-way links)",
+        _REDUCTIONS,
+        _applies_ring,
+        hierarchical(_two_way_everywhere),
+        bound=hierarchical_bound(_two_way_everywhere),
+        preference=16,
+    )
+)
+register(
+    Algorithm(
+        "dims-double-binary-tree",
+        "ASTRA-sim's double binary tree All-Reduce (one dimension of 2^m NPUs)",
+        frozenset({_AR}),
+        _applies_dbt,
+        _build_double_binary_tree,
+        bound=load_bound(_build_double_binary_tree),
+        preference=17,
+    )
+)
+register(
+    Algorithm(
+        "dims-ring-all-to-all",
+        "ASTRA-sim's ring All-to-All: messages forwarded round one dimension's ring",
+        frozenset({_A2A}),
+        _applies_ring_a2a,
+        _build_ring_all_to_all,
+        bound=load_bound(_build_ring_all_to_all),
         preference=15,
     )
 )
@@ -398,11 +602,12 @@ register(
 register(
     Algorithm(
         "dims-halving-doubling",
-        "halving-doubling dimension by dimension (Switch dimensions of 2^m NPUs)",
+        "halving-doubling dimension by dimension (dimensions of 2^m NPUs; on a Ring the "
+        "partners are 2^b hops away)",
         _REDUCTIONS,
         _applies_hd,
         hierarchical(_hd_everywhere),
-        bound=hierarchical_bound(_hd_everywhere),
+        bound=load_bound(hierarchical(_hd_everywhere)),
         preference=12,
     )
 )
