@@ -72,6 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="flow",
         help="flow-level simulator, or the brute-force packet model (--size at most 16MiB)",
     )
+    add_network_model_argument(p)
     p.add_argument(
         "--resolution-ns",
         type=bounded_float(RESOLUTION_NS),
@@ -105,6 +106,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="machine-readable output: per fabric the algorithm used, its time, bound, algbw, "
         "busbw and every candidate considered with its time alone",
+    )
+
+
+#: --network-model: the engine each model runs on (fredfab.sim.engines.plan_run.ENGINES).
+NETWORK_MODELS = {
+    "cut-through": "flow",
+    "congestion-unaware": "congestion-unaware",
+    "congestion-aware": "congestion-aware",
+}
+
+
+def add_network_model_argument(p: argparse.ArgumentParser) -> None:
+    """``--network-model``: ours (cut-through, max-min sharing) or ASTRA-sim's analytical
+    backends (shared with `fred estimate` on Chakra traces)."""
+    p.add_argument(
+        "--network-model",
+        choices=tuple(NETWORK_MODELS),
+        default="cut-through",
+        help="cut-through: our flow-level simulator, links shared max-min (default); "
+        "congestion-unaware: ASTRA-sim's backend that ignores link sharing (size / bandwidth "
+        "+ hops x latency per message); congestion-aware: ASTRA-sim's store-and-forward "
+        "backend, one message per link at a time in arrival order",
     )
 
 
@@ -145,6 +168,11 @@ def run(args: argparse.Namespace) -> int:
             f"--engine packet handles at most {fmt_bytes(PACKET_MAX_SIZE)} per NPU; "
             "use the flow engine for larger sizes"
         )
+    engine = args.engine
+    if args.network_model != "cut-through":
+        if args.engine != "flow":
+            raise UserError(f"--network-model {args.network_model} replaces --engine {engine}")
+        engine = NETWORK_MODELS[args.network_model]
     if args.algorithm is not None:
         alg = lookup(args.algorithm)
         if normalize_op(args.op) not in alg.ops:
@@ -170,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
             chunks=args.chunks,
             sharing=args.sharing,
             on_conflict=args.on_conflict,
-            engine=args.engine,
+            engine=engine,
             resolution=args.resolution_ns * NS,
             algorithm=args.algorithm,
         )
