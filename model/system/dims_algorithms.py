@@ -45,7 +45,7 @@ import numpy as np
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system.dims import FULLY_CONNECTED, RING, SWITCH, Dim
 from fredfab.model.system.fabric import DIMS, Fabric
-from fredfab.model.system.registry import Algorithm, register
+from fredfab.model.system.registry import Algorithm, register, registered
 from fredfab.model.system.request import CollectiveRequest, Plan
 from fredfab.model.system.schedule import NO_DEP, Schedule
 
@@ -623,3 +623,77 @@ register(
         preference=10,
     )
 )
+
+
+# ---------------------------------------------------------------------- system files
+#: ASTRA-sim's per-dimension implementation names (system/astraccl/CollectiveImplLookup.cc)
+#: and the method each runs here; "direct" with a window ("direct4") runs as direct.
+IMPLEMENTATIONS = {
+    "ring": RING_METHOD,
+    "direct": DIRECT,
+    "halvingDoubling": HALVING_DOUBLING,
+    "doubleBinaryTree": DOUBLE_BINARY_TREE,
+}
+
+
+def per_dimension(methods: Sequence[str]) -> str:
+    """The name of the algorithm running ``methods[d]`` on dimension d (an ASTRA-sim system
+    file's ``*-implementation`` list, translated by IMPLEMENTATIONS), registered on first
+    use; it runs only when named (Algorithm.named_only)."""
+    methods = tuple(methods)
+    name = "astra-system:" + ",".join(methods)
+    if registered(name):
+        return name
+
+    def method_of(fabric: Fabric) -> Methods:
+        dims = fabric.dims.dims
+
+        def of(dim: Dim) -> str:
+            return methods[next(i for i, d in enumerate(dims) if d is dim)]
+
+        return of
+
+    def spanned(fabric: Fabric, req: CollectiveRequest) -> list[int] | None:
+        found = layout(fabric, req.group)
+        if found is None or len(methods) != len(fabric.dims.dims):
+            return None
+        return list(found[1])
+
+    def applies(fabric: Fabric, req: CollectiveRequest) -> bool:
+        axes = spanned(fabric, req)
+        if axes is None:
+            return False
+        used = [methods[d] for d in axes]
+        sizes = [fabric.dims.dims[d].size for d in axes]
+        if req.op == _A2A:
+            return len(axes) == 1 and used[0] in (RING_METHOD, DIRECT)
+        if DOUBLE_BINARY_TREE in used:
+            return req.op == _AR and len(axes) == 1 and _power_of_two(sizes[0])
+        return all(
+            m != HALVING_DOUBLING or _power_of_two(k) for m, k in zip(used, sizes, strict=True)
+        )
+
+    def build(sched: Schedule, plan: Plan, chunks: int) -> None:
+        fab, req = sched.fabric, plan.request
+        axes = spanned(fab, req)
+        first = methods[axes[0]]
+        if req.op == _A2A:
+            run = _build_ring_all_to_all if first == RING_METHOD else _build_all_to_all
+            run(sched, plan, chunks)
+        elif first == DOUBLE_BINARY_TREE:
+            _build_double_binary_tree(sched, plan, chunks)
+        else:
+            hierarchical(method_of(fab))(sched, plan, chunks)
+
+    register(
+        Algorithm(
+            name,
+            f"an ASTRA-sim system file's implementations per dimension: {', '.join(methods)}",
+            _REDUCTIONS | {_A2A},
+            applies,
+            build,
+            bound=load_bound(build),
+            named_only=True,
+        )
+    )
+    return name
