@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
 from fredfab.model.chakra import read_trace
 from fredfab.model.chakra.reader import MAX_RANKS
 from fredfab.model.system import load_fabric
+from fredfab.model.system.astra_system import load_astra_system
+from fredfab.model.training.config import NPU
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import ports_within
 from fredfab.sim.cli.chakra_outputs import write_nodes_csv, write_timeline
+from fredfab.sim.cli.collective import (
+    NETWORK_MODELS,
+    add_network_model_argument,
+    add_system_argument,
+    system_algorithm,
+)
 from fredfab.sim.cli.output import check_file
 from fredfab.sim.cli.report import fmt_time
 from fredfab.sim.engines.dag import simulate_trace
 from fredfab.sim.engines.system import DEFAULT_CHUNKS
+from fredfab.sim.engines.training import payload_fraction
 
 #: Training options that describe a workload file's run; a trace already is one.
 _TRAINING_ONLY = (
@@ -30,11 +40,13 @@ _TRAINING_ONLY = (
     "astra_clock_GHz",
     "hbm_GB",
 )
-_TRACE_ONLY = ("comm_groups", "npu_map", "timeline", "nodes_csv")
+_TRACE_ONLY = ("comm_groups", "npu_map", "timeline", "nodes_csv", "system")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Chakra traces (--workload PREFIX)")
+    add_system_argument(g)
+    add_network_model_argument(g)
     g.add_argument(
         "--comm-groups",
         metavar="JSON",
@@ -62,6 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def refuse_trace_options(args: argparse.Namespace) -> None:
     given = [o for o in _TRACE_ONLY if getattr(args, o, None) is not None]
+    if args.network_model != "cut-through":
+        given.append("network_model")
     if given:
         opt = "--" + given[0].replace("_", "-")
         raise UserError(f"{opt} applies to a Chakra trace (--workload PREFIX) only")
@@ -81,26 +95,62 @@ def run(args: argparse.Namespace) -> int:
     placement = None
     if args.npu_map:
         placement = ports_within(args.npu_map, fabric.num_npus, "--npu-map")
-    kw = {}
+    system = load_astra_system(args.system) if args.system else None
+    npu = NPU()
+    if system is not None and system.roofline is not None:
+        # ASTRA-sim's Roofline: peak-perf and local-mem-bw, no efficiency factor.
+        npu = NPU(peak_flops=system.roofline[0], efficiency=1.0, hbm_bandwidth=system.roofline[1])
     if args.efficiency is not None:
-        from fredfab.model.training.config import NPU
+        npu = dataclasses.replace(npu, efficiency=args.efficiency)
+    chunks = args.chunks or (system and system.chunks) or DEFAULT_CHUNKS
+    why: set[str] = set()
 
-        kw["npu"] = NPU(efficiency=args.efficiency)
+    def algorithm(req):
+        if system is None:
+            return None
+        alg, note = system_algorithm(system, fabric, req)
+        if note:
+            why.add(note)
+        return alg
+
     res = simulate_trace(
-        trace, fabric, placement=placement, chunks=args.chunks or DEFAULT_CHUNKS, **kw
+        trace,
+        fabric,
+        placement=placement,
+        chunks=chunks,
+        npu=npu,
+        # Packet headers are ours: ASTRA-sim's backends, reproduced as they run, have none.
+        payload_fraction=payload_fraction(fabric, args.timing_card)
+        if args.network_model == "cut-through"
+        else 1.0,
+        engine=NETWORK_MODELS[args.network_model],
+        algorithm=algorithm,
     )
+    notes = list(res.notes) + [f"system file: {w}" for w in sorted(why)]
+    mapping = system.mapping() if system else []
     if args.timeline:
         write_timeline(res, fabric, args.timeline)
     if args.nodes_csv:
         write_nodes_csv(res, args.nodes_csv)
     if args.json:
-        print(json.dumps(res.to_dict(fabric), indent=1))
+        d = res.to_dict(fabric)
+        d.update(
+            network_model=args.network_model,
+            chunks=chunks,
+            notes=notes,
+            system=[{"key": k, "here": v} for k, v in mapping],
+        )
+        print(json.dumps(d, indent=1))
         return 0
     t = res.time
     print(
         f"{trace.prefix} (Chakra, {trace.num_ranks} ranks, {trace.num_nodes} nodes, "
-        f"{len(trace.programs)} distinct) on {res.fabric}"
+        f"{len(trace.programs)} distinct) on {res.fabric}, network model {args.network_model}"
     )
+    if system is not None:
+        print(f"  system file {system.source}:")
+        for k, v in mapping:
+            print(f"    {k}: {v}")
     print(f"  time per iteration: {fmt_time(t)}")
     print(f"  rank {res.reference} (busiest compute), of the iteration:")
     for k, v in sorted(res.breakdown.items(), key=lambda kv: -kv[1]):
@@ -121,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     if res.reduced:
         total = sum(res.reduced.values())
         print(f"  in-network reduction: {total / 2**20:.4g} MiB over {len(res.reduced)} switches")
-    for n in res.notes:
+    for n in notes:
         print(f"  note: {n}")
     for what, path in (("timeline", args.timeline), ("node CSV", args.nodes_csv)):
         if path:

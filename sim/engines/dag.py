@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -128,10 +128,14 @@ def simulate_trace(
     npu: NPU | None = None,
     chunks: int = DEFAULT_CHUNKS,
     payload_fraction: float | None = None,
+    engine: str = "flow",
+    algorithm: Callable[[CollectiveRequest], str | None] | None = None,
 ) -> DagResult:
     """Simulate ``trace`` on ``fabric`` (see the module docstring). ``payload_fraction``:
     the share of link rate carrying payload (default: the fabric's timing card's, as the
-    training estimates)."""
+    training estimates); ``engine``: what runs the network (fredfab.sim.engines.plan_run
+    .ENGINES: the flow-level simulator, or ASTRA-sim's analytical backends);
+    ``algorithm(request)``: the algorithm a request runs (None: the fastest alone)."""
     npu = npu or NPU()
     n = trace.num_ranks
     place = tuple(range(n)) if placement is None else tuple(int(u) for u in placement)
@@ -159,7 +163,7 @@ def simulate_trace(
         if payload_fraction is None
         else float(payload_fraction)
     )
-    net = Network(fabric, RunOptions(chunks=chunks), f)
+    net = Network(fabric, RunOptions(chunks=chunks, engine=engine), f, algorithm)
     return _Walk(job, fabric, place, npu, net).run()
 
 

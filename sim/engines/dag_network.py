@@ -26,7 +26,7 @@ and offsets, so a periodic trace pays for each pattern once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,8 +35,7 @@ from fredfab.model.system.algorithms import CollectiveRequest, build
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.schedule import Schedule
 from fredfab.sim.engines.algorithm_choice import choose
-from fredfab.sim.engines.netsim import run_schedule
-from fredfab.sim.engines.plan_run import RunOptions
+from fredfab.sim.engines.plan_run import RunOptions, run_with
 from fredfab.sim.engines.system import simulate
 
 #: Launches that share one cluster at most (each launch re-simulates its cluster).
@@ -52,10 +51,18 @@ class LinkUse:
 
 
 class Network:
-    def __init__(self, fabric: Fabric, opts: RunOptions, payload: float = 1.0) -> None:
+    def __init__(
+        self,
+        fabric: Fabric,
+        opts: RunOptions,
+        payload: float = 1.0,
+        forced: Callable[[CollectiveRequest], str | None] | None = None,
+    ) -> None:
+        """``forced(request)``: the algorithm to run it with (None: the fastest alone)."""
         self.fabric = fabric
         self.opts = opts
         self.payload = float(payload)
+        self.forced = forced or (lambda r: None)
         self._cluster: list[tuple[int, tuple[CollectiveRequest, ...], float]] = []
         self._t0 = 0.0
         self._active: set[int] = set()
@@ -106,8 +113,11 @@ class Network:
     def _run(self, sig: tuple) -> tuple[float, ...]:
         """Per launch of ``sig``, seconds (dilated) from the cluster's start to its end."""
         flat = [(i, r) for i, (reqs, _) in enumerate(sig) for r in reqs]
-        if all(off == 0 for _, off in sig):
-            res = simulate(self.fabric, [r for _, r in flat], chunks=self.opts.chunks)
+        forced = [self.forced(r) for _, r in flat]
+        if all(off == 0 for _, off in sig) and not any(forced):
+            res = simulate(
+                self.fabric, [r for _, r in flat], chunks=self.opts.chunks, engine=self.opts.engine
+            )
             self.fallbacks.update(res.fallbacks)
             ends = [0.0] * len(sig)
             for (i, r), rr in zip(flat, res.requests, strict=True):
@@ -117,7 +127,7 @@ class Network:
         sched = Schedule(self.fabric)
         offsets = []
         for j, (i, r) in enumerate(flat):
-            c = choose(self.fabric, r, j, self.opts)
+            c = choose(self.fabric, r, j, self.opts, algorithm=forced[j])
             self.fallbacks.update(c.fallbacks)
             self.algorithms[r] = c.plan.algorithm
             build(sched, c.plan, self.opts.chunks)
@@ -134,9 +144,9 @@ class Network:
         roots = np.ones(len(req), dtype=bool)
         roots[a["dep_dst"]] = False
         a["delay"][roots] += np.asarray(offsets)[req[roots]]
-        res = run_schedule(sched, sharing=self.opts.sharing, resolution=self.opts.resolution)
+        delivered, _ = run_with(sched, self.opts)
         done = np.full(len(flat), -np.inf)
-        np.maximum.at(done, req, res.delivered)
+        np.maximum.at(done, req, delivered)
         ends = [off for _, off in sig]
         for j, (i, _) in enumerate(flat):
             if np.isfinite(done[j]):
@@ -151,7 +161,7 @@ class Network:
         hit = self._use.get(req)
         if hit is None:
             fab = self.fabric
-            c = choose(fab, req, 0, self.opts)
+            c = choose(fab, req, 0, self.opts, algorithm=self.forced(req))
             sched = Schedule(fab)
             build(sched, c.plan, self.opts.chunks)
             a = sched.finalize()
