@@ -77,20 +77,24 @@ class Network:
     def launch(self, key: int, requests: Sequence[CollectiveRequest], t: float) -> dict[int, float]:
         """Launch ``requests`` (one sync event, ``key``) at ``t``; the predicted end of every
         event still running (this one included)."""
-        if self._active:
+        live = [t_i for k, _, t_i in self._cluster if k in self._active]
+        if not live:
+            self._cluster = []  # nothing of it still runs: the network is idle for it
+        else:
             # Forget what finished before every running request started: it met none of them.
-            first = min(t_i for k, _, t_i in self._cluster if k in self._active)
+            first = min(live)
             kept = [c for c in self._cluster if c[0] in self._active or self._ended[c[0]] > first]
             if len(kept) < len(self._cluster):
                 self._cluster = kept
                 self._t0 = min(t_i for _, _, t_i in kept)
-        if not self._active or len(self._cluster) >= MAX_CLUSTER:
-            if self._active:
-                self.notes.add(
-                    f"more than {MAX_CLUSTER} communication events overlapped: later ones "
-                    "were simulated without the links of the earliest"
-                )
-            self._cluster, self._t0 = [], t
+        if len(self._cluster) >= MAX_CLUSTER:
+            self.notes.add(
+                f"more than {MAX_CLUSTER} communication events overlapped: later ones "
+                "were simulated without the links of the earliest"
+            )
+            self._cluster = []
+        if not self._cluster:
+            self._t0 = t
         self._cluster.append((key, tuple(requests), t))
         self._active.add(key)
         f = self.payload
