@@ -10,23 +10,7 @@ from fredfab.model.chakra import et_def_pb2 as pb
 from fredfab.model.chakra.job import match
 from fredfab.model.chakra.records import frame
 from fredfab.model.chakra.trace import TraceNode
-
-
-def comp(i, dur=1e-3, deps=()):
-    return TraceNode(i, f"c{i}", "COMP", deps=tuple(deps), data_count=len(deps), duration=dur)
-
-
-def coll(i, size, deps=(), comm_type=0, pg=None):
-    return TraceNode(
-        i,
-        f"x{i}",
-        "COMM_COLL",
-        deps=tuple(deps),
-        data_count=len(deps),
-        comm_type=comm_type,
-        size=size,
-        pg_name=pg,
-    )
+from tests.chakra_nodes import coll, comp
 
 
 def test_round_trip_keeps_every_field_and_shares_identical_ranks(tmp_path):

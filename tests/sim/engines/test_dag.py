@@ -8,24 +8,9 @@ from fredfab.model.chakra.trace import TraceNode
 from fredfab.model.system import CollectiveRequest, load_fabric
 from fredfab.sim.engines.dag import simulate_trace
 from fredfab.sim.engines.system import simulate
+from tests.chakra_nodes import coll, comp
 
 MiB = 2**20
-
-
-def comp(i, dur, deps=()):
-    return TraceNode(i, f"c{i}", "COMP", deps=tuple(deps), data_count=len(deps), duration=dur)
-
-
-def coll(i, size, deps=(), comm_type=0):
-    return TraceNode(
-        i,
-        f"x{i}",
-        "COMM_COLL",
-        deps=tuple(deps),
-        data_count=len(deps),
-        comm_type=comm_type,
-        size=size,
-    )
 
 
 def run(tmp_path, ranks, fabric="fred-d", **kw):
