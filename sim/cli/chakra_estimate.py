@@ -177,3 +177,44 @@ def run(args: argparse.Namespace) -> int:
         if path:
             print(f"  {what}: {path}")
     return 0
+
+
+def compare_trace(args: argparse.Namespace, fabrics) -> int:
+    """`fred compare --workload PREFIX`: the trace on each fabric, speedup over the first
+    (no plot; training options refused as for estimate)."""
+    given = [o for o in _TRAINING_ONLY if getattr(args, o, None) is not None]
+    if given or args.ignore_memory:
+        opt = "--" + (given[0].replace("_", "-") if given else "ignore-memory")
+        raise UserError(f"{opt} does not apply to a Chakra trace: the trace is the run")
+    trace = read_trace(args.workload)
+    rows = []
+    for spec in fabrics:
+        fabric = load_fabric(spec, timing_card=args.timing_card)
+        res = simulate_trace(
+            trace,
+            fabric,
+            chunks=args.chunks or DEFAULT_CHUNKS,
+            payload_fraction=payload_fraction(fabric, args.timing_card),
+        )
+        rows.append(res.to_dict(fabric))
+    base = rows[0]["time_s"]
+    for r in rows:
+        r["speedup"] = base / r["time_s"] if r["time_s"] else None
+        r.pop("links")
+    if args.json:
+        print(
+            json.dumps(
+                {"trace": trace.prefix, "baseline": rows[0]["fabric"], "fabrics": rows}, indent=1
+            )
+        )
+        return 0
+    print(f"{trace.prefix} (Chakra, {trace.num_ranks} ranks), speedup over {rows[0]['fabric']}")
+    print(f"{'fabric':<12}{'time':>12}{'compute':>12}{'exposed':>12}{'idle':>12}{'speedup':>9}")
+    for r in rows:
+        br = r["breakdown_s"]
+        print(
+            f"{r['fabric']:<12}{fmt_time(r['time_s']):>12}{fmt_time(br['compute']):>12}"
+            f"{fmt_time(r['exposed_comm_s']):>12}{fmt_time(br['idle']):>12}"
+            f"{r['speedup']:>8.3f}x"
+        )
+    return 0

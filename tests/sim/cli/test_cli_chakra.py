@@ -69,3 +69,16 @@ def test_errors_are_one_line(job, tmp_path, capsys):
     assert "job.2.et: node 1 'grad': pg_name: rank 2 is not a member of group '0'" in err
     assert main(["estimate", "--workload", "resnet-152", "--nodes-csv", "x.csv"]) == 2
     assert "--nodes-csv applies to a Chakra trace" in capsys.readouterr().err
+
+
+def test_compare_a_trace_across_fabrics(job, capsys):
+    argv = ["compare", "--workload", str(job), "--fabric", "mesh-5x4", "--fabric", "fred-d"]
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    mesh, fred = d["fabrics"]
+    assert (mesh["fabric"], fred["fabric"], mesh["speedup"]) == ("mesh-5x4", "fred-d", 1.0)
+    # The same compute; FRED-D's in-switch All-Reduce exposes less.
+    assert mesh["breakdown_s"]["compute"] == pytest.approx(fred["breakdown_s"]["compute"])
+    assert fred["speedup"] == pytest.approx(mesh["time_s"] / fred["time_s"]) and fred["speedup"] > 1
+    assert main([*argv, "--microbatches", "2"]) == 2
+    assert "--microbatches does not apply to a Chakra trace" in capsys.readouterr().err
