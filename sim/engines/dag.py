@@ -323,17 +323,16 @@ class _Walk:
         events = []
         for ev, event in enumerate(job.events):
             links: set[int] = set()
-            reps = _multiplicity(job, event)
             for inst in event.instances:
                 if not _moves(inst):
                     continue
                 req = CollectiveRequest(inst.op, [self.place[r] for r in inst.ranks], inst.size)
                 use = self.net.use(req)
-                lb += use.link_bytes * reps
+                lb += use.link_bytes
                 links.update(np.flatnonzero(use.link_bytes).tolist())
                 for v, b in use.reduced.items():
-                    reduced[v] += b * reps
-                algos[self.net.algorithms.get(req, "?")] += reps
+                    reduced[v] += b
+                algos[self.net.algorithms.get(req, "?")] += 1
             s, e = self.ev_time[ev]
             events.append((s, e, tuple(sorted(links))))
         return DagResult(
@@ -402,9 +401,3 @@ def _moves(inst) -> bool:
     """The instance moves bytes over the network (a collective of one member moves none,
     except a transfer from or to off-wafer memory)."""
     return inst.op is not None and inst.size > 0 and (len(inst.ranks) > 1 or inst.op.uses_io)
-
-
-def _multiplicity(job: Job, event) -> int:
-    """1: each instance of an event is one collective (a class node stands for its ranks,
-    and the event's instances already list every group)."""
-    return 1
