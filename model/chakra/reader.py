@@ -160,7 +160,8 @@ def parse_program(data: bytes, source: str) -> Program:
             nodes.append(node)
             last = node.label()
     except RecordError as exc:
-        raise ChakraError(f"{source}: offset {exc.offset}, after {last}: {exc}") from None
+        where = "the GlobalMetadata record" if exc.offset == 0 else f"after {last}"
+        raise ChakraError(f"{source}: offset {exc.offset}, {where}: {exc}") from None
     nodes.sort(key=lambda n: n.id)
     prog = Program(source, tuple(nodes), meta.version)
     _check_graph(prog)
