@@ -32,10 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fredfab.model.chakra.trace import COMM_TYPE_OF, TraceNode
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.training.config import NPU
+from fredfab.model.training.iteration import layer_costs
 from fredfab.model.training.workload import Workload
 from fredfab.sim.engines.training import Prepared, iteration_timeline, prepare
 
@@ -70,8 +73,11 @@ class _Recorder:
 @dataclass
 class _Builder:
     prep: Prepared
+    npu: NPU
     ranks: list[list[TraceNode]]
     groups: dict[tuple[int, ...], str] = field(default_factory=dict)
+    costs: Any = None  # the layer costs, once a gradient bucket needs them
+    used: dict[str, int] = field(default_factory=dict)  # per stage, layers bucketed so far
 
     def group(self, g: tuple[int, ...]) -> str:
         name = self.groups.get(g)
@@ -107,7 +113,7 @@ def export_chakra(
     for call in rec.calls:
         by_time.setdefault(call[3], []).append(call)
     n = prep.fabric.num_npus
-    b = _Builder(prep, [[] for _ in range(n)])
+    b = _Builder(prep, npu, [[] for _ in range(n)])
     prev = [-1] * len(tl.tasks)
     for q in tl.queue.values():
         for a, c in zip(q, q[1:], strict=False):
@@ -178,7 +184,7 @@ def _stage_task(b: _Builder, task, before, last: dict) -> None:
     s = int(task.resource.removeprefix("stage"))
     compute = sum(d for c, d in task.parts if c == "compute")
     mp = sum(d for c, d in task.parts if c == "mp")
-    colls = _mp_collectives(prep, task, s) if mp > 0 else []
+    colls = _mp_collectives(b, task, s) if mp > 0 else []
     for r in _stage_ranks(prep, s):
         node = b.add(r, before(r), name=task.name, kind="COMP", duration=compute)
         group = next(g for g in prep.layout.mp_groups(s) if r in g)
@@ -195,8 +201,9 @@ def _stage_task(b: _Builder, task, before, last: dict) -> None:
         last[r] = (node,)
 
 
-def _mp_collectives(prep: Prepared, task, s: int) -> list[tuple[str, int]]:
+def _mp_collectives(b: _Builder, task, s: int) -> list[tuple[str, int]]:
     """The MP collectives (op, bytes) of the layers a stage task covers, in order."""
+    prep = b.prep
     wl, cfg = prep.workload, prep.cfg
     m = cfg.microbatches
     if cfg.execution == "weight-stationary":
@@ -207,7 +214,7 @@ def _mp_collectives(prep: Prepared, task, s: int) -> list[tuple[str, int]]:
         a, e = prep.ranges[s]
         layers = list(range(a, e)) if kind == "F" else list(range(e - 1, a - 1, -1))
         if bucket is not None:
-            layers = _bucket_layers(prep, task, layers)
+            layers = _bucket_layers(b, task, layers)
         backward = kind == "B"
         mb = cfg.microbatch_size
     else:
@@ -227,43 +234,29 @@ def _mp_collectives(prep: Prepared, task, s: int) -> list[tuple[str, int]]:
     return out
 
 
-def _bucket_layers(prep: Prepared, task, layers: list[int]) -> list[int]:
+def _bucket_layers(b: _Builder, task, layers: list[int]) -> list[int]:
     """The layers of a gradient bucket: the run of the stage's layers (backward order)
-    whose compute adds up to the task's, found by the exporter's own layer costs."""
-    from fredfab.model.training.iteration import layer_costs
-
-    cfg = prep.cfg
-    key = id(prep)
-    c = _COSTS.get(key)
-    if c is None or c[0] is not prep:
-        import numpy as np
-
+    whose compute adds up to the task's, found from the same layer costs."""
+    prep = b.prep
+    if b.costs is None:
         stage_of = np.concatenate([np.full(e - a, k) for k, (a, e) in enumerate(prep.ranges)])
-        costs = layer_costs(
+        b.costs = layer_costs(
             prep.workload,
-            cfg,
-            NPU(),
+            prep.cfg,
+            b.npu,
             prep.layout,
             prep.comm,
             stage_of,
-            cfg.microbatch_size,
+            prep.cfg.microbatch_size,
             prep.memory.recompute,
         )
-        c = _COSTS[key] = (prep, costs, {})
-    _, costs, used = c
     compute = sum(d for cat, d in task.parts if cat == "compute")
-    start = used.get(task.resource, 0)
-    import numpy as np
-
+    start = b.used.get(task.resource, 0)
     for end in range(start + 1, len(layers) + 1):
-        idx = np.array(layers[start:end])
-        if float(costs.bwd[idx].sum()) == compute:
-            used[task.resource] = end
+        if float(b.costs.bwd[np.array(layers[start:end])].sum()) == compute:
+            b.used[task.resource] = end
             return layers[start:end]
     raise ValueError(f"task {task.name}: its layers cannot be told from its compute time")
-
-
-_COSTS: dict[int, tuple] = {}
 
 
 def _comm_task(b: _Builder, name: str, call, before, last: dict) -> None:
