@@ -8,6 +8,7 @@ import pytest
 
 from fredfab.model.chakra import read_trace, write_trace
 from fredfab.model.system import load_fabric
+from fredfab.model.training.config import NPU
 from fredfab.sim.cli import main
 from fredfab.sim.engines.chakra_export import export_chakra
 from fredfab.sim.engines.dag import simulate_trace
@@ -46,6 +47,15 @@ def test_weight_streaming_round_trip(tmp_path):
     job, res, est = round_trip(tmp_path, "transformer-1t", "fred-c")
     assert {n.kind for n in job.ranks[0]} >= {"MEM_LOAD", "MEM_STORE"}
     assert res.time == pytest.approx(est.time, rel=1e-9)
+
+
+def test_round_trip_with_another_npu(tmp_path):
+    # Gradient buckets are told apart by their compute time, which the NPU sets.
+    npu = NPU(efficiency=0.3)
+    job = export_chakra("resnet-152", "fred-b", npu=npu)
+    write_trace(tmp_path / "n", job.ranks, job.comm_groups)
+    res = simulate_trace(read_trace(tmp_path / "n"), load_fabric("fred-b"), npu=npu)
+    assert res.time == pytest.approx(estimate("resnet-152", "fred-b", npu=npu).time, rel=1e-12)
 
 
 def test_fred_export_then_estimate(tmp_path, capsys):
