@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.system.dims_algorithms import IMPLEMENTATIONS, per_dimension
 
 #: The implementation keys and the collective each configures.
 IMPLEMENTATION_KEYS = {
@@ -167,8 +168,6 @@ def algorithm_for(system: AstraSystem, op: str, dims: int | None) -> tuple[str |
     """The algorithm the file configures for ``op`` on a fabric of ``dims`` ASTRA-sim
     dimensions (None: not such a fabric), and a note ("" if none): (None, why) when the
     choice stays ours."""
-    from fredfab.model.system.dims_algorithms import IMPLEMENTATIONS, per_dimension
-
     key = next((k for k, o in IMPLEMENTATION_KEYS.items() if o == op), None)
     impls = system.implementations.get(op) if key else None
     if not impls:

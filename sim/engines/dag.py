@@ -169,20 +169,16 @@ def simulate_trace(
 
 def _dims_group(fabric: Fabric, place: tuple[int, ...]):
     """The ranks an ``involved_dim`` collective of rank r spans: those whose NPUs agree with
-    r's in every dimension not involved (dimension 0 first, ASTRA-sim's order)."""
+    r's in every dimension not involved (dimension 0 first, ASTRA-sim's order; missing
+    entries are not involved)."""
     dims = fabric.dims
-    rank_of = {u: r for r, u in enumerate(place)}
+    coords = np.asarray(dims.coords(np.asarray(place, dtype=np.int64)))
+    k = coords.shape[1]
 
     def group(rank: int, involved: tuple[bool, ...]) -> tuple[int, ...]:
-        k = len(dims.dims)
-        inv = (list(involved) + [False] * k)[:k]
-        me = dims.coords(place[rank])
-        members = [
-            rank_of[u]
-            for u in range(dims.num_npus)
-            if u in rank_of and all(inv[d] or c == me[d] for d, c in enumerate(dims.coords(u)))
-        ]
-        return tuple(sorted(members))
+        fixed = ~np.array((list(involved) + [False] * k)[:k], dtype=bool)
+        same = (coords[:, fixed] == coords[rank, fixed]).all(axis=1)
+        return tuple(int(r) for r in np.flatnonzero(same))
 
     return group
 

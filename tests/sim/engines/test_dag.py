@@ -101,3 +101,20 @@ def test_ranks_extra_for_the_fabric(tmp_path):
     write_trace(tmp_path / "x", [[comp(0, 1e-6)]] * 21)
     with pytest.raises(ValueError, match=r"21 ranks .*x\.20\.et is rank 20.* has 20 NPUs"):
         simulate_trace(read_trace(tmp_path / "x"), load_fabric("fred-d"))
+
+
+def test_involved_dimensions_make_the_groups(tmp_path):
+    # A 4 x 4 torus: involved_dim [True, False] spans dimension 0, so each rank all-reduces
+    # with the 4 NPUs of its ring along dimension 0; the four rings run at once.
+    from fredfab.model.system.topologies import torus
+
+    fab = torus([4, 4], 50e9, 100e-9)
+    node = TraceNode(0, "ar", "COMM_COLL", comm_type=0, size=MiB, involved_dim=(True, False))
+    write_trace(tmp_path / "d", [[node]] * 16)
+    res = simulate_trace(read_trace(tmp_path / "d"), fab, payload_fraction=1.0)
+    rows = [CollectiveRequest("all-reduce", [4 * y + x for x in range(4)], MiB) for y in range(4)]
+    assert res.time == pytest.approx(simulate(fab, rows).time, rel=1e-12)
+    assert len(res.job.events) == 1 and len(res.job.events[0].instances) == 4
+    # On a fabric without dimensions the attribute cannot be read.
+    with pytest.raises(ValueError, match="involved_dim: names network dimensions"):
+        simulate_trace(read_trace(tmp_path / "d"), load_fabric("fred-d"))
