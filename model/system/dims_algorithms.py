@@ -421,32 +421,32 @@ def _applies_dbt(fabric: Fabric, req: CollectiveRequest) -> bool:
 
 # ---------------------------------------------------------------------- ring All-to-All
 def _build_ring_all_to_all(sched: Schedule, plan: Plan, chunks: int) -> None:
-    """ASTRA-sim's Ring All-to-All (Ring.cc with ComType All_to_All): member i's message of
-    D/k for member i + d travels d hops clockwise round the ring, each member forwarding
-    it once it has arrived; every distance is in flight at once."""
+    """ASTRA-sim's Ring All-to-All (Ring.cc with ComType All_to_All and the Normal injection
+    policy): k(k-1)/2 ring steps (its ``stream_count``), in each every member sends one
+    message of D/k to the next member clockwise once it has received the last step's: the
+    messages for members d away are forwarded d hops, one message per link at a time."""
     req = plan.request
     M, _ = layout(sched.fabric, req.group)
-    P = M.ravel()
-    k = len(P)
+    P = M.reshape(1, -1)
+    k = P.shape[1]
     size = req.size_bytes / chunks / k
-    idx = np.arange(k)
-    prev: dict[tuple[int, int], np.ndarray] = {}
+    src, dst = P.ravel(), np.roll(P, -1, axis=1).ravel()
+    prev: Steps | None = None
     for _c in range(chunks):
-        cur: dict[tuple[int, int], np.ndarray] = {}
-        for d in range(1, k):
-            hop = np.full(k, NO_DEP, dtype=np.int64)
-            for h in range(d):
-                earlier = prev.get((d, h))
-                hop = sched.add_paths(
-                    P[(idx + h) % k],
-                    P[(idx + h + 1) % k],
-                    size,
-                    after=[hop],
-                    after_sent=[earlier] if earlier is not None else (),
-                    request=plan.index,
-                )
-                cur[d, h] = hop
-        prev = cur
+        recv = np.full(k, NO_DEP, dtype=np.int64)
+        ids: Steps = []
+        for s in range(k * (k - 1) // 2):
+            t = sched.add_paths(
+                src,
+                dst,
+                size,
+                after=[recv],
+                after_sent=[prev[s]] if prev else (),
+                request=plan.index,
+            )
+            ids.append(t)
+            recv = np.roll(t, 1)  # member i received from member i - 1
+        prev = ids
 
 
 def _applies_ring_a2a(fabric: Fabric, req: CollectiveRequest) -> bool:
