@@ -11,10 +11,12 @@ said, in one line, not to be modelled (``AstraSystem.mapping``):
   one-way ``ring`` over the whole group): the algorithm that runs that collective, on an
   ASTRA-sim topology (model/system/dims_algorithms.py, ``per_dimension``).
 * ``preferred-dataset-splits``: the chunks a collective is split into (``--chunks``).
+* ``active-chunks-per-dimension`` of 1: the file's algorithms run a dimension's phase one
+  chunk at a time (other values: chunks pipeline as ours do).
 * ``roofline-enabled`` with ``peak-perf`` (TFLOP/s) and ``local-mem-bw`` (GB/s): the NPU
   roofline of trace compute nodes that give FLOPs instead of a duration (efficiency 1,
   ASTRA-sim's Roofline has none).
-* The rest is not modelled: scheduling-policy, active-chunks-per-dimension, endpoint-delay,
+* The rest is not modelled: scheduling-policy, endpoint-delay,
   collective-optimization (ours is localBWAware), local-reduction-delay, the LogGP memory
   bus (L, o, g, G, model-shared-bus), boost-mode, replay-only, trace and memory tracking,
   custom implementations.
@@ -51,8 +53,8 @@ KNOWN_IMPLEMENTATIONS = (
 NOT_MODELLED = {
     "scheduling-policy": "not modelled: concurrent collectives share links max-min, no stream "
     "priority",
-    "active-chunks-per-dimension": "not modelled: a chunk starts on a dimension once the "
-    "chunk before it has been sent there (ASTRA-sim with 1 runs them one after another)",
+    "active-chunks-per-dimension": "not modelled but for 1: a chunk starts on a dimension "
+    "once the chunk before it has been sent there",
     "endpoint-delay": "not modelled: no per-message endpoint cost (the paper ignores it, "
     "paper §7.3)",
     "collective-optimization": "localBWAware is what runs (Reduce-Scatter up the dimensions, "
@@ -103,6 +105,14 @@ class AstraSystem:
                 )
             elif key == "preferred-dataset-splits":
                 out.append((key, f"{value}: chunks per collective"))
+            elif key == "active-chunks-per-dimension" and value == 1:
+                out.append(
+                    (
+                        key,
+                        "1: a phase on a dimension runs one chunk at a time (the system "
+                        "file's algorithms)",
+                    )
+                )
             elif key == "local-mem-bw" and self.roofline is None:
                 out.append((key, _LOCAL_MEM))
             elif key in _ROOFLINE:
@@ -191,4 +201,4 @@ def algorithm_for(system: AstraSystem, op: str, dims: int | None) -> tuple[str |
         if name not in IMPLEMENTATIONS:
             return None, f"{key}: {x} is not modelled; the fastest algorithm runs"
         methods.append(IMPLEMENTATIONS[name])
-    return per_dimension(methods), ""
+    return per_dimension(methods, system.raw.get("active-chunks-per-dimension") == 1), ""

@@ -259,8 +259,16 @@ def _direction(op: CollectiveKind, axis: int, gather: bool, n_axes: int) -> int:
     return CLOCKWISE
 
 
-def hierarchical(methods: Methods) -> Callable[[Schedule, Plan, int], None]:
-    """The build function of the dimension-by-dimension algorithm using ``methods``."""
+def hierarchical(
+    methods: Methods, one_chunk_at_a_time: bool = False
+) -> Callable[[Schedule, Plan, int], None]:
+    """The build function of the dimension-by-dimension algorithm using ``methods``.
+
+    Chunks pipeline: a chunk's step starts once the chunk before it has sent that step.
+    ``one_chunk_at_a_time`` is ASTRA-sim's ``active-chunks-per-dimension: 1`` instead: a
+    chunk's phase on a dimension starts once the chunk before it has finished that phase
+    (ASTRA-sim's phases: an All-Reduce's Reduce-Scatter and All-Gather on the last dimension
+    are one)."""
 
     def build(sched: Schedule, plan: Plan, chunks: int) -> None:
         req = plan.request
@@ -270,11 +278,19 @@ def hierarchical(methods: Methods) -> Callable[[Schedule, Plan, int], None]:
         ks = [d.size for d in dims]
         steps = _phases(req.op, len(dims))
         prev: list[Steps] | None = None
+        finished: list[list[np.ndarray]] | None = None  # per phase, the last chunk's exits
         for _c in range(chunks):
             entry = [np.full(M.shape, NO_DEP, dtype=np.int64)]
             done: list[Steps] = []
+            exits: list[list[np.ndarray]] = []
             for axis, gather in steps:
                 data = req.size_bytes / chunks / math.prod(ks[:axis])
+                if one_chunk_at_a_time and finished:
+                    # An All-Reduce's Reduce-Scatter and All-Gather on its last dimension are
+                    # one phase of ASTRA-sim's (an All-Reduce there): wait for both.
+                    j = len(done)
+                    last = req.op == _AR and axis == len(dims) - 1 and not gather
+                    entry = entry + finished[j + 1 if last else j]
                 entry, ids = _phase(
                     sched,
                     M,
@@ -284,12 +300,13 @@ def hierarchical(methods: Methods) -> Callable[[Schedule, Plan, int], None]:
                     gather,
                     data,
                     entry,
-                    prev[len(done)] if prev else None,
+                    prev[len(done)] if prev and not one_chunk_at_a_time else None,
                     plan.index,
                     _direction(req.op, axis, gather, len(dims)),
                 )
                 done.append(ids)
-            prev = done
+                exits.append(entry)
+            prev, finished = done, exits
 
     return build
 
@@ -636,12 +653,13 @@ IMPLEMENTATIONS = {
 }
 
 
-def per_dimension(methods: Sequence[str]) -> str:
+def per_dimension(methods: Sequence[str], one_chunk_at_a_time: bool = False) -> str:
     """The name of the algorithm running ``methods[d]`` on dimension d (an ASTRA-sim system
     file's ``*-implementation`` list, translated by IMPLEMENTATIONS), registered on first
-    use; it runs only when named (Algorithm.named_only)."""
+    use; it runs only when named (Algorithm.named_only). ``one_chunk_at_a_time``: see
+    ``hierarchical``."""
     methods = tuple(methods)
-    name = "astra-system:" + ",".join(methods)
+    name = "astra-system:" + ",".join(methods) + (":serial-chunks" if one_chunk_at_a_time else "")
     if registered(name):
         return name
 
@@ -683,7 +701,7 @@ def per_dimension(methods: Sequence[str]) -> str:
         elif first == DOUBLE_BINARY_TREE:
             _build_double_binary_tree(sched, plan, chunks)
         else:
-            hierarchical(method_of(fab))(sched, plan, chunks)
+            hierarchical(method_of(fab), one_chunk_at_a_time)(sched, plan, chunks)
 
     register(
         Algorithm(

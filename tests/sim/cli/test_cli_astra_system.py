@@ -38,7 +38,10 @@ def test_collective_runs_the_system_files_algorithm(files, capsys):
     argv = ["collective", "--fabric", str(net), "--size", "64MiB", "--json"]
     assert main([*argv, "--system", str(sys_)]) == 0
     row = json.loads(capsys.readouterr().out)[0]
-    assert row["algorithm"] == "astra-system:ring,halving-doubling" and row["chunks"] == 1
+    assert (
+        row["algorithm"] == "astra-system:ring,halving-doubling:serial-chunks"
+        and row["chunks"] == 1
+    )
     said = {d["key"]: d["here"] for d in row["system"]}
     assert set(said) == set(SYSTEM)  # every key of the file, mapped or not modelled
     assert said["endpoint-delay"].startswith("not modelled")
@@ -88,7 +91,7 @@ def test_estimate_a_trace_with_the_system_file(files, tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     # The roofline of the file: 10^12 FLOPs at 100 TFLOP/s, no efficiency factor.
     assert d["breakdown_s"]["compute"] == pytest.approx(0.01)
-    assert d["algorithms"] == {"astra-system:ring,halving-doubling": 1}
+    assert d["algorithms"] == {"astra-system:ring,halving-doubling:serial-chunks": 1}
     assert d["payload_fraction"] == 1.0 and d["network_model"] == "congestion-unaware"
     assert main(["estimate", "--workload", "resnet-152", "--system", str(sys_)]) == 2
     assert "--system applies to a Chakra trace" in capsys.readouterr().err

@@ -108,3 +108,15 @@ def test_system_file_algorithms_run_only_when_named():
     ring = 3 * (D / 4 / B + LAT)
     hd = 2 * sum(D / 4 / 2 ** (b + 1) / B + 2 * LAT for b in range(2))
     assert res.time == pytest.approx(2 * ring + hd, rel=1e-9)
+
+
+def test_one_active_chunk_per_dimension():
+    # active-chunks-per-dimension 1 (a system file): a ring All-Reduce of 4 chunks on Ring 8
+    # runs the chunks one after another, 4 x 14 messages of D/32, as ASTRA-sim's run did.
+    f = fabric("Ring", 8)
+    serial = per_dimension(["ring"], one_chunk_at_a_time=True)
+    for engine in ("congestion-unaware", "congestion-aware", "flow"):
+        t = time(f, "all-reduce", serial, engine, chunks=4)
+        assert t == pytest.approx(4 * 14 * (D / 32 / B + LAT), rel=1e-9)
+    # Pipelined chunks (ours) overlap where nothing shares links.
+    assert time(f, "all-reduce", "dims-ring", "congestion-unaware", chunks=4) < t / 3
