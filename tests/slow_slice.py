@@ -80,6 +80,9 @@ ESTIMATES: dict[str, Callable[[str], float]] = {
     "test_packet_wide_sweep": _packet_cosim,
     # 10**6 cycles at about 5,000 cycles/s on Verilator.
     "test_packet_soak_million_cycles": lambda params: 250.0,
+    # Chakra round trips (export, read, simulate, estimate), measured on a shared machine.
+    "test_pipeline_round_trip": lambda params: 15.0,
+    "test_weight_streaming_round_trip": lambda params: 25.0,
 }
 
 

@@ -93,6 +93,8 @@ def plan_request(
     found = candidates(fabric, req, endpoint)
     if algorithm is not None:
         chosen = lookup(algorithm)
+        if chosen.named_only and op in chosen.ops and chosen.applies(fabric, req):
+            found = [chosen]
         if chosen not in found:
             names = ", ".join(a.name for a in found) or "none"
             raise ValueError(

@@ -44,6 +44,9 @@ class Algorithm:
     multiplexed: bool = False
     bound: Callable[[Fabric, CollectiveRequest], float] | None = None
     preference: int = 100
+    #: Runs only when named (``--algorithm``, an ASTRA-sim system file), never a candidate
+    #: of the default choice: e.g. a per-dimension combination a system file configures.
+    named_only: bool = False
 
     @property
     def in_switch(self) -> bool:
@@ -87,5 +90,13 @@ def candidates(
     return [
         a
         for a in algorithms()
-        if request.op in a.ops and not (endpoint and a.in_switch) and a.applies(fabric, request)
+        if request.op in a.ops
+        and not (endpoint and a.in_switch)
+        and not a.named_only
+        and a.applies(fabric, request)
     ]
+
+
+def registered(name: str) -> bool:
+    """True when an algorithm called ``name`` is registered."""
+    return name in _REGISTRY

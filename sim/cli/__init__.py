@@ -25,6 +25,7 @@ COMMANDS = (
     "collective",
     "phases",
     "estimate",
+    "export",
     "compare",
     "sweep",
     "sensitivity",

@@ -10,7 +10,12 @@ from fredfab.model.system import Strategy
 from fredfab.model.system.units import GB
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import CHUNKS, bounded_int, size, span, timing_card
-from fredfab.sim.cli.collective import add_algorithm_argument, fabrics_from
+from fredfab.sim.cli.collective import (
+    NETWORK_MODELS,
+    add_algorithm_argument,
+    add_network_model_argument,
+    fabrics_from,
+)
 from fredfab.sim.cli.output import atomic_path, check_file
 from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
@@ -50,6 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("png", "svg"), default="png", help="default plot format")
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
     add_algorithm_argument(p)
+    add_network_model_argument(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -86,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
             pp_bytes=sizes["pp"],
             chunks=args.chunks,
             algorithm=args.algorithm,
+            engine=NETWORK_MODELS[args.network_model],
         )
         table[fab.name] = res
     phases = [ph for ph in ("MP", "DP", "PP") if any(ph in r for r in table.values())]

@@ -44,7 +44,7 @@ from fredfab.model.training.phase_priority import (
     prioritise,
     tree_switches,
 )
-from fredfab.model.training.timeline import CATEGORIES, exposed
+from fredfab.model.training.timeline import CATEGORIES, Timeline, exposed
 from fredfab.model.training.workload import Workload
 from fredfab.model.training.workload_files import is_shipped, load_workload
 from fredfab.sim.engines import algorithm_choice
@@ -239,7 +239,24 @@ def resolve_config(
     return config_from_table(table, f"{wl.source} [training]", **over)
 
 
-def estimate(
+@dataclass(frozen=True)
+class Prepared:
+    """What an estimate runs before its task graph: the resolved settings, the fabric with
+    its memoised collective times, the 3D layout, the stages' layers and the memory policy
+    (shared by ``estimate`` and the Chakra exporter, fredfab.sim.engines.chakra_export)."""
+
+    workload: Workload
+    cfg: TrainingConfig
+    fabric: Fabric
+    comm: SimComm
+    layout: Layout
+    ranges: list[tuple[int, int]]
+    memory: MemoryReport
+    base: dict[str, Any]  # the Estimate fields every outcome shares
+    notes: tuple[str, ...]
+
+
+def prepare(
     workload: str | Path | Workload,
     fabric: str | Path | Fabric,
     strategy: str | Strategy | None = None,
@@ -247,19 +264,10 @@ def estimate(
     npu: NPU | None = None,
     timing_card: str | Path | None = None,
     sweep_settings: bool = False,
-    ignore_memory: bool = False,
     **overrides: Any,
-) -> Estimate:
-    """Estimate one training iteration of ``workload`` on ``fabric``.
-
-    ``strategy`` (e.g. "MP2-DP5-PP2") and ``overrides`` (TrainingConfig fields: execution,
-    microbatches, samples_per_replica, zero_stage, placement, recompute, accumulation,
-    pipeline, chunks, ...) replace the workload's [training] defaults; ``sweep_settings``
-    uses its [sweep] batch and microbatch rule. Strategies that cannot apply raise
-    ValueError; strategies that do not fit in memory return status "does-not-fit", unless
-    ``ignore_memory``: then they are estimated anyway (with the memory policy that needs the
-    least HBM, the last one tried) and flagged (``Estimate.fits`` False, and a note).
-    """
+) -> Prepared:
+    """The settings, fabric, layout and memory policy of an estimate (see ``estimate``);
+    ValueError when the strategy cannot apply."""
     wl = _workload(workload)
     npu = npu or NPU()
     cfg = resolve_config(wl, strategy, sweep=sweep_settings, **overrides)
@@ -292,19 +300,62 @@ def estimate(
         timing_card=fab.timing.card.name if fab.switches else "",
         switch_timing=fab.timing.to_dict() if fab.has_fred_switches else {},
     )
-    notes = [n for n in (mp_split(wl, st.mp).note(),) if n]
+    notes = tuple(n for n in (mp_split(wl, st.mp).note(),) if n)
+    return Prepared(wl, cfg, fab, comm, layout, ranges, mem, base, notes)
+
+
+def iteration_timeline(prep: Prepared, npu: NPU, comm: Any = None) -> Timeline:
+    """The iteration's task graph (before packet headers and the phase rule); ``comm``
+    replaces the prepared collective costs (the exporter records them)."""
+    comm = prep.comm if comm is None else comm
+    wl, cfg, mem = prep.workload, prep.cfg, prep.memory
+    if cfg.execution == "weight-stationary":
+        return stationary(wl, cfg, npu, prep.layout, comm, prep.ranges, mem.recompute)
+    return streaming(wl, cfg, npu, prep.layout, comm, mem.recompute, mem.accumulation)
+
+
+def estimate(
+    workload: str | Path | Workload,
+    fabric: str | Path | Fabric,
+    strategy: str | Strategy | None = None,
+    *,
+    npu: NPU | None = None,
+    timing_card: str | Path | None = None,
+    sweep_settings: bool = False,
+    ignore_memory: bool = False,
+    **overrides: Any,
+) -> Estimate:
+    """Estimate one training iteration of ``workload`` on ``fabric``.
+
+    ``strategy`` (e.g. "MP2-DP5-PP2") and ``overrides`` (TrainingConfig fields: execution,
+    microbatches, samples_per_replica, zero_stage, placement, recompute, accumulation,
+    pipeline, chunks, ...) replace the workload's [training] defaults; ``sweep_settings``
+    uses its [sweep] batch and microbatch rule. Strategies that cannot apply raise
+    ValueError; strategies that do not fit in memory return status "does-not-fit", unless
+    ``ignore_memory``: then they are estimated anyway (with the memory policy that needs the
+    least HBM, the last one tried) and flagged (``Estimate.fits`` False, and a note).
+    """
+    npu = npu or NPU()
+    prep = prepare(
+        workload,
+        fabric,
+        strategy,
+        npu=npu,
+        timing_card=timing_card,
+        sweep_settings=sweep_settings,
+        **overrides,
+    )
+    fab, comm, mem, base = prep.fabric, prep.comm, prep.memory, prep.base
+    notes = list(prep.notes)
     if not mem.fits:
         if not ignore_memory:
             return Estimate(status="does-not-fit", reason=mem.describe(), **base)
         notes.append(f"does not fit, estimated anyway (ignore memory): {mem.describe()}")
-    if cfg.execution == "weight-stationary":
-        tl = stationary(wl, cfg, npu, layout, comm, ranges, mem.recompute)
-    else:
-        tl = streaming(wl, cfg, npu, layout, comm, mem.recompute, mem.accumulation)
+    tl = iteration_timeline(prep, npu)
     # The mesh's routers forward the same packets as FRED's switches (a header flit per
     # packet_flits payload flits), so the header costs every fabric the same share of its
     # links, from the same card; charging it to FRED alone would bias the comparison.
-    payload = _packet_costs(fab, timing_card).header_payload_fraction
+    payload = payload_fraction(fab, timing_card)
     tl = at_payload_rate(tl, payload)
     rule_summary: dict[str, Any] = {}
     if fab.has_fred_switches:
@@ -351,6 +402,12 @@ def phase_rule_summary(rule: PhaseRule, done: Prioritised) -> dict[str, Any]:
         "slowed_s": per_class(done.slowed),
         "preemptions": sum(done.preemptions),
     }
+
+
+def payload_fraction(fab: Fabric, timing_card: str | Path | None = None) -> float:
+    """The share of every link's rate that carries payload under packet headers, from the
+    card that applies to ``fab`` (PacketCosts.header_payload_fraction)."""
+    return _packet_costs(fab, timing_card).header_payload_fraction
 
 
 def _packet_costs(fab: Fabric, timing_card: str | Path | None) -> PacketCosts:
