@@ -1,0 +1,212 @@
+"""Every proof, by name: what it claims, how it is checked, and its negative control.
+
+A ``Proof`` builds its harness with ``mutant=False`` (the design as generated) or
+``mutant=True`` (the same design with the fault its ``negative`` names). The proof must
+pass and its mutant must fail; tests/sim/formal checks both. ``fast`` proofs (a few seconds
+each) run in the default test suite, the others in the slow suite; ``make formal`` runs all.
+docs/formal.md describes each one in words and lists its time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from amaranth.hdl import Module
+
+from fredfab.sim.formal import blocks, network, phases
+from fredfab.sim.formal.runner import MODES
+
+
+@dataclass(frozen=True)
+class Proof:
+    name: str
+    mode: str  # prove (k-induction, unbounded), bmc (bounded), cover
+    depth: int  # prove: induction length; bmc, cover: cycles from power-up
+    claim: str  # what a pass establishes, in one line
+    negative: str  # the fault of the mutant, which must make the proof fail
+    build: Callable[..., Module]  # build(mutant=False) -> harness
+    fast: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"{self.name}: mode {self.mode!r} is not one of {MODES}")
+
+    def harness(self, mutant: bool = False) -> Module:
+        return self.build(mutant=mutant)
+
+
+#: uSwitch shapes checked in the default suite (the input and output stages of Fred_3, whose
+#: fork and join logic every other kind shares); the others run in the slow suite.
+FAST_NODES = ("R_2x3", "D_3x2")
+
+
+def _block_proofs() -> list[Proof]:
+    proofs = [
+        Proof(
+            "skid.rules",
+            "prove",
+            4,
+            "skid buffer: stream rules at its output; ready, valid and busy exactly follow the "
+            "flits held (at most two)",
+            "the output drops valid while stalled",
+            partial(blocks.skid_harness, False),
+        ),
+        Proof(
+            "skid.order",
+            "bmc",
+            12,
+            "skid buffer: flits leave in the order they came, unchanged, none lost or made up",
+            "the input is always ready (a flit is overwritten when both entries are full)",
+            partial(blocks.skid_harness, True),
+        ),
+    ]
+    for name in blocks.block_nodes():
+        fast = name in FAST_NODES
+        proofs += [
+            Proof(
+                f"uswitch.{name}.rules",
+                "prove",
+                3,
+                f"uSwitch {name}, any code tuple the model accepts: stream rules at every "
+                "output; each output carries what its code names, from flits present",
+                "output 0 drops valid while stalled",
+                partial(blocks.uswitch_harness, name, False),
+                fast,
+            ),
+            Proof(
+                f"uswitch.{name}.flits",
+                "bmc",
+                10,
+                f"uSwitch {name}: one flit out of each output per flit into its inputs; a "
+                "multicast offers each flit once; a sum's operands move together",
+                "input 0 is always ready (taken before its outputs have it)",
+                partial(blocks.uswitch_harness, name, True),
+                fast,
+            ),
+        ]
+    return proofs
+
+
+#: (ports, m) of the function proofs: the issue's P = 4 and 5 with m = 2 and 3.
+FUNCTION_SHAPES = ((4, 2), (4, 3), (5, 2), (5, 3))
+
+
+def _network_proofs() -> list[Proof]:
+    proofs = []
+    for ports, m in FUNCTION_SHAPES:
+        fast = (ports, m) == (4, 2)
+        proofs.append(
+            Proof(
+                f"interconnect.function.p{ports}m{m}",
+                "prove",
+                2,
+                f"Fred_{m}({ports}), every configuration word the model's decoder accepts: each "
+                "output is silent, or the sum of exactly the inputs the model adds there",
+                "two configuration bits swapped on their way into the interconnect",
+                partial(network.function_harness, ports, m, "clos"),
+                fast,
+            )
+        )
+    proofs += [
+        Proof(
+            "interconnect.function.xbar_p4",
+            "prove",
+            2,
+            "crossbar with reduction tree, P = 4, every accepted word: the model's function",
+            "two configuration bits swapped",
+            partial(network.function_harness, 4, 2, "xbar"),
+            False,
+        ),
+        Proof(
+            "interconnect.rules.p4m2",
+            "prove",
+            6,
+            "Fred_2(4), registered, any accepted word: stream rules at every output",
+            "output 0 drops valid while stalled",
+            partial(network.rules_harness, 4, 2, "clos"),
+        ),
+        Proof(
+            "interconnect.rules.p5m3",
+            "prove",
+            8,
+            "Fred_3(5), registered, any accepted word: stream rules at every output",
+            "output 0 drops valid while stalled",
+            partial(network.rules_harness, 5, 3, "clos"),
+            False,
+        ),
+        Proof(
+            "interconnect.rules.xbar_p4",
+            "prove",
+            8,
+            "crossbar P = 4, registered, any accepted word: stream rules at every output",
+            "output 0 drops valid while stalled",
+            partial(network.rules_harness, 4, 2, "xbar"),
+            False,
+        ),
+        Proof(
+            "interconnect.flits.p4m2",
+            "bmc",
+            7,
+            "Fred_2(4), registered, any accepted word: output flit j is the sum of flit j of "
+            "exactly the model's inputs; counts between the pipeline's bounds",
+            "two configuration bits swapped",
+            partial(network.flits_harness, 4, 2, "clos"),
+        ),
+        Proof(
+            "interconnect.flits.p4m3",
+            "bmc",
+            8,
+            "Fred_3(4), registered, any accepted word: the tagged-flit check, deeper",
+            "two configuration bits swapped",
+            partial(network.flits_harness, 4, 3, "clos"),
+            False,
+        ),
+    ]
+    return proofs
+
+
+def _phase_proofs() -> list[Proof]:
+    return [
+        Proof(
+            "switch.slot_write",
+            "prove",
+            4,
+            "circuit switch, P = 4: the running configuration changes only during a phase "
+            "change, whatever is written to the slots",
+            "a slot write also lands in the running configuration",
+            partial(phases.slot_write_harness, 4, 2),
+        ),
+        Proof(
+            "switch.slot_load",
+            "bmc",
+            10,
+            "circuit switch, P = 4: a completed select runs exactly the words last written "
+            "to its slot",
+            "the phase change inverts bit 0 of the loaded configuration",
+            partial(phases.slot_load_harness, 4, 2),
+        ),
+        Proof(
+            "switch.no_mixing",
+            "bmc",
+            14,
+            "circuit switch, P = 4: no output flit adds flits of two phases; stream rules at "
+            "the outputs",
+            "the ports never close for a phase change",
+            partial(phases.mixing_harness, 4, 2),
+            False,
+        ),
+    ]
+
+
+def all_proofs() -> list[Proof]:
+    proofs = _block_proofs() + _network_proofs() + _phase_proofs()
+    names = [p.name for p in proofs]
+    if len(set(names)) != len(names):
+        raise AssertionError("proof names must be unique")
+    return proofs
+
+
+def by_name() -> dict[str, Proof]:
+    return {p.name: p for p in all_proofs()}
