@@ -15,7 +15,7 @@ from functools import partial
 
 from amaranth.hdl import Module
 
-from fredfab.sim.formal import blocks, network, phases
+from fredfab.sim.formal import blocks, network, packet, phases
 from fredfab.sim.formal.runner import MODES
 
 
@@ -200,8 +200,62 @@ def _phase_proofs() -> list[Proof]:
     ]
 
 
+def _packet_proofs() -> list[Proof]:
+    return [
+        Proof(
+            "packet.output_port.credits",
+            "bmc",
+            16,
+            "packet output port: per VC, packets outstanding within the manifest's depth (a "
+            "head only with a credit); packets whole and never interleaved; pkt counts",
+            "the port is built for one more packet per data VC than the manifest states",
+            packet.output_port_harness,
+        ),
+        Proof(
+            "packet.output_port.liveness",
+            "bmc",
+            24,
+            "packet output port: with credits back 3 cycles after each packet, a payload "
+            "flit offered is taken within 5 cycles",
+            "the receiver returns no credit",
+            packet.output_liveness_harness,
+        ),
+        Proof(
+            "packet.input_port.credits",
+            "bmc",
+            12,
+            "packet input port: credits returned never exceed those spent; no FIFO overflows; "
+            "stream rules at o and ctrl; packets of packet_flits flits, however flits are "
+            "lost or corrupted",
+            "one credit too many, in the first cycle",
+            packet.input_port_harness,
+            False,
+        ),
+        Proof(
+            "packet.switch.links",
+            "bmc",
+            12,
+            "packet switch, P = 2: every tx link keeps the credit, framing and pkt rules; no "
+            "FIFO overflows; each data packet runs whole within the phase its header names",
+            "output port 0 names the next slot in its headers",
+            partial(packet.switch_harness, False),
+            False,
+        ),
+        Proof(
+            "packet.switch.covers",
+            "cover",
+            12,
+            "packet switch, P = 2: a data packet leaves; MP preempts a running phase; a NACK "
+            "fans out to both ports",
+            "the output ports never send a control packet (no NACK can fan out)",
+            partial(packet.switch_harness, True),
+            False,
+        ),
+    ]
+
+
 def all_proofs() -> list[Proof]:
-    proofs = _block_proofs() + _network_proofs() + _phase_proofs()
+    proofs = _block_proofs() + _network_proofs() + _phase_proofs() + _packet_proofs()
     names = [p.name for p in proofs]
     if len(set(names)) != len(names):
         raise AssertionError("proof names must be unique")

@@ -96,7 +96,12 @@ def sby_script(mode: str, depth: int, solver: str, timeout: int) -> str:
 
 
 _DONE = re.compile(r"DONE \((\w+), rc=(\d+)\)")
-_FAILED = re.compile(r"(Assert failed in .*|Unreached cover statement .*|cover statement .*not)")
+#: What failed, from SymbiYosys' summary (the base case's failures, not the induction's).
+_SUMMARY_FAILED = re.compile(
+    r"summary:\s+((?:failed assertion|unreached cover statement) .*)", re.I
+)
+#: The same from the engine's log, where the summary names nothing.
+_FAILED = re.compile(r"(Assert failed in .*|Unreached cover statement .*)")
 
 
 def run(
@@ -136,9 +141,8 @@ def run(
         raise FormalError(f"SymbiYosys did not finish its job in {workdir}:\n{tail}")
     result = {"PASS": "pass", "FAIL": "fail"}.get(status, "unknown")
     messages = check_messages(text)
-    failed = tuple(
-        dict.fromkeys(_name_check(m.group(1).strip(), messages) for m in _FAILED.finditer(log))
-    )
+    found = list(_SUMMARY_FAILED.finditer(log)) or list(_FAILED.finditer(log))
+    failed = tuple(dict.fromkeys(_name_check(m.group(1).strip(), messages) for m in found))
     return Verdict(
         result=result,
         seconds=seconds,
