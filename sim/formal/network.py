@@ -43,25 +43,32 @@ def interconnect_params(ports: int, m: int, arch: str, regs: int, dtype: str = "
     return SwitchParams(ports=ports, m=m, lanes=1, dtype=dtype, regs_per_stage=regs, arch=arch)
 
 
-def _configured(m: Module, ic: Interconnect, swap_bits: bool):
-    """A free configuration word the model accepts, driven into ``ic``; the view the spec
-    reads. ``swap_bits``: the negative control, the RTL gets the word with two bits swapped
-    (the lowest two bits of the first node's first field that change what it carries)."""
+def _configured(m: Module, ic: Interconnect, swap_bits: bool, any_word: bool = False):
+    """A free configuration word the model accepts (``any_word``: any word at all), driven
+    into ``ic``; the view the spec reads. ``swap_bits``: the negative control, the RTL gets
+    the word with its two lowest bits (the first node's first field) swapped."""
     layout = config_data_layout(ic.topology.config_layout)
     word = AnyConst(layout.size)
     config = layout(word)
-    m.d.comb += Assume(word_accepted(ic.topology, config), "config: a word the model accepts")
+    if not any_word:
+        accepted = word_accepted(ic.topology, config)
+        m.d.comb += Assume(accepted, "config: a word the model accepts")
     if swap_bits:
         word = Cat(word[1], word[0], word[2:])
     m.d.comb += ic.config.eq(word)
     return config
 
 
-def function_harness(ports: int, m_: int, arch: str = "clos", mutant: bool = False) -> Module:
+def function_harness(
+    ports: int, m_: int, arch: str = "clos", any_word: bool = False, mutant: bool = False
+) -> Module:
+    """``any_word``: every word the control unit can hold, the model's rejected ones too
+    (where the spec extends the model: an unknown code, or a sum of a silent operand, is
+    silent)."""
     params = interconnect_params(ports, m_, arch, regs=0)
     m = harness_module()
     m.submodules.ic = ic = Interconnect(params)
-    config = _configured(m, ic, swap_bits=mutant)
+    config = _configured(m, ic, swap_bits=mutant, any_word=any_word)
     width = params.data_width
     for p in range(ports):
         streams.free_input(m, ic.i[p], f"i{p}")
@@ -96,7 +103,12 @@ def rules_harness(ports: int, m_: int, arch: str = "clos", mutant: bool = False)
 
 
 def flits_harness(
-    ports: int, m_: int, arch: str = "clos", mutant: bool = False, count_bits: int = 5
+    ports: int,
+    m_: int,
+    arch: str = "clos",
+    any_word: bool = False,
+    mutant: bool = False,
+    count_bits: int = 5,
 ) -> Module:
     """Tagged flits (module docstring); counts modulo ``2**count_bits``, so the check is
     exact for fewer than ``2**count_bits - 1`` flits per port (a BMC depth below that)."""
@@ -106,7 +118,7 @@ def flits_harness(
     params = interconnect_params(ports, m_, arch, regs=1, dtype=dtype)
     m = harness_module()
     m.submodules.ic = ic = Interconnect(params)
-    config = _configured(m, ic, swap_bits=mutant)
+    config = _configured(m, ic, swap_bits=mutant, any_word=any_word)
     width = params.data_width
     accepted = []
     for p in range(ports):

@@ -111,6 +111,15 @@ def _network_proofs() -> list[Proof]:
         )
     proofs += [
         Proof(
+            "interconnect.function_any_word.p4m2",
+            "prove",
+            2,
+            "Fred_2(4), every one of the 2^24 words the control unit can hold: outputs as "
+            "the model's rule extended to rejected words (unknown codes carry nothing)",
+            "two configuration bits swapped",
+            partial(network.function_harness, 4, 2, "clos", True),
+        ),
+        Proof(
             "interconnect.function.xbar_p4",
             "prove",
             2,
