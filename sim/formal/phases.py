@@ -133,18 +133,24 @@ def _load_flips_bit0(m: Module, control) -> None:
         m.d.sync += control.active.as_value()[0].eq(~control.active.as_value()[0])
 
 
-def slot_write_harness(ports: int = 4, m_: int = 2, mutant: bool = False) -> Module:
-    params = switch_params(ports, m_)
-    m = harness_module()
+def _free_switch(m: Module, params: SwitchParams, fault) -> FredSwitch:
+    """The switch in ``m`` with any cfg writes, select requests and traffic; ``fault`` (or
+    None) applied to its control unit."""
     sw = FredSwitch(params)
-    if mutant:
-        mutated(sw.control, _cfg_into_active)
+    if fault is not None:
+        mutated(sw.control, fault)
     m.submodules.sw = sw
     _free_cfg(m, sw)
     _select_requests(m, sw)
-    for p in range(ports):
+    for p in range(params.ports):
         streams.free_input(m, sw.i[p], f"i{p}")
         streams.free_ready(m, sw.o[p])
+    return sw
+
+
+def slot_write_harness(ports: int = 4, m_: int = 2, mutant: bool = False) -> Module:
+    m = harness_module()
+    sw = _free_switch(m, switch_params(ports, m_), _cfg_into_active if mutant else None)
     active = sw.interconnect.config.as_value()
     before = Signal.like(active, name="active_before")
     was_reconfiguring = Signal(name="was_reconfiguring")
@@ -160,15 +166,7 @@ def slot_write_harness(ports: int = 4, m_: int = 2, mutant: bool = False) -> Mod
 def slot_load_harness(ports: int = 4, m_: int = 2, mutant: bool = False) -> Module:
     params = switch_params(ports, m_, word_width=LOAD_WORD_WIDTH)
     m = harness_module()
-    sw = FredSwitch(params)
-    if mutant:
-        mutated(sw.control, _load_flips_bit0)
-    m.submodules.sw = sw
-    _free_cfg(m, sw)
-    _select_requests(m, sw)
-    for p in range(ports):
-        streams.free_input(m, sw.i[p], f"i{p}")
-        streams.free_ready(m, sw.o[p])
+    sw = _free_switch(m, params, _load_flips_bit0 if mutant else None)
     nw, width = n_words(params), params.word_width
     watched = AnyConst(len(sw.select.payload))
     m.d.comb += Assume(watched < params.slots, "watched: a slot that exists")

@@ -21,24 +21,23 @@ def _stalled(m: Module, s, name: str) -> tuple[Signal, Signal]:
     return stalled, payload
 
 
-def assert_rules(m: Module, s, name: str) -> None:
-    """The design drives ``s``: valid held until the transfer, payload stable meanwhile."""
+def _rules(m: Module, s, name: str, check, held: str, stable: str) -> None:
     stalled, payload = _stalled(m, s, name)
     with m.If(stalled):
         m.d.comb += [
-            Assert(s.valid, f"{name}: valid held until the transfer"),
-            Assert(Value.cast(s.payload) == payload, f"{name}: payload stable until the transfer"),
+            check(s.valid, f"{name}: {held}"),
+            check(Value.cast(s.payload) == payload, f"{name}: {stable}"),
         ]
+
+
+def assert_rules(m: Module, s, name: str) -> None:
+    """The design drives ``s``: valid held until the transfer, payload stable meanwhile."""
+    _rules(m, s, name, Assert, "valid held until the transfer", "payload stable until then")
 
 
 def assume_rules(m: Module, s, name: str) -> None:
     """The environment drives ``s``: it keeps the rules (assumed)."""
-    stalled, payload = _stalled(m, s, name)
-    with m.If(stalled):
-        m.d.comb += [
-            Assume(s.valid, f"{name}: sender holds valid"),
-            Assume(Value.cast(s.payload) == payload, f"{name}: sender holds the payload"),
-        ]
+    _rules(m, s, name, Assume, "sender holds valid", "sender holds the payload")
 
 
 def free_input(m: Module, s, name: str, payload: Value | None = None) -> None:
