@@ -59,6 +59,29 @@ def _packet_cosim(params: str) -> float:
     return 40.0 + 0.8 * p2 if params.endswith("verilator") else 5.0 + 1.5 * p2
 
 
+#: Slow formal proofs (tests/sim/formal/test_proofs.py, id = the proof's name) that take
+#: longer than FORMAL_DEFAULT_SECONDS: wall seconds of `make formal` on the shared two-core
+#: machine (docs/formal.md, "Times"), proof and mutant alike.
+FORMAL_SECONDS = {
+    "packet.switch.links": 300.0,
+    "packet.switch.covers": 150.0,
+    "packet.input_port.credits": 200.0,
+    "interconnect.flits.p4m3": 60.0,
+    "switch.no_mixing": 30.0,
+    "interconnect.rules.p5m3": 15.0,
+    "interconnect.rules.xbar_p4": 15.0,
+    "interconnect.function.xbar_p4": 15.0,
+    "interconnect.function.p5m3": 20.0,
+    "interconnect.function.p5m2": 15.0,
+}
+#: A slow formal proof not listed above: one uSwitch shape or a small network, a few seconds.
+FORMAL_DEFAULT_SECONDS = 8.0
+
+
+def _formal(params: str) -> float:
+    return FORMAL_SECONDS.get(params, FORMAL_DEFAULT_SECONDS)
+
+
 #: Test function name -> estimated seconds from its parametrisation id.
 ESTIMATES: dict[str, Callable[[str], float]] = {
     "test_full_cross_product": _cross_product,
@@ -80,6 +103,9 @@ ESTIMATES: dict[str, Callable[[str], float]] = {
     "test_packet_wide_sweep": _packet_cosim,
     # 10**6 cycles at about 5,000 cycles/s on Verilator.
     "test_packet_soak_million_cycles": lambda params: 250.0,
+    "test_proof_passes": _formal,
+    "test_mutant_fails": _formal,
+    "test_rejected_words_can_emit_a_flit_before_its_input_accepts_it": lambda params: 25.0,
 }
 
 

@@ -37,8 +37,10 @@ class Proof:
         return self.build(mutant=mutant)
 
 
-#: uSwitch shapes checked in the default suite (the input and output stages of Fred_3, whose
-#: fork and join logic every other kind shares); the others run in the slow suite.
+#: uSwitch shapes whose stream rules the default suite proves (the input and output stages of
+#: Fred_3, whose fork and join logic every other kind shares), the first also its flit
+#: counts; everything else runs in the slow suite. The default suite's proofs and mutants
+#: add about a minute of CPU (docs/formal.md, "Times").
 FAST_NODES = ("R_2x3", "D_3x2")
 
 
@@ -83,7 +85,7 @@ def _block_proofs() -> list[Proof]:
                 "multicast offers each flit once; a sum's operands move together",
                 "input 0 is always ready (taken before its outputs have it)",
                 partial(blocks.uswitch_harness, name, True),
-                fast,
+                name == FAST_NODES[0],
             ),
         ]
     return proofs
@@ -118,6 +120,7 @@ def _network_proofs() -> list[Proof]:
             "the model's rule extended to rejected words (unknown codes carry nothing)",
             "two configuration bits swapped",
             partial(network.function_harness, 4, 2, "clos", True),
+            False,
         ),
         Proof(
             "interconnect.function.xbar_p4",
@@ -162,6 +165,7 @@ def _network_proofs() -> list[Proof]:
             "exactly the model's inputs; counts between the pipeline's bounds",
             "two configuration bits swapped",
             partial(network.flits_harness, 4, 2, "clos"),
+            False,
         ),
         Proof(
             "interconnect.flits.p4m3",
@@ -219,6 +223,7 @@ def _packet_proofs() -> list[Proof]:
             "head only with a credit); packets whole and never interleaved; pkt counts",
             "the port is built for one more packet per data VC than the manifest states",
             packet.output_port_harness,
+            False,
         ),
         Proof(
             "packet.output_port.liveness",
