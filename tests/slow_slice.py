@@ -60,8 +60,8 @@ def _packet_cosim(params: str) -> float:
 
 
 #: Slow formal proofs (tests/sim/formal/test_proofs.py, id = the proof's name) that take
-#: longer than FORMAL_DEFAULT_SECONDS: wall seconds of `make formal` on the shared two-core
-#: machine (docs/formal.md, "Times"), proof and mutant alike.
+#: longer than FORMAL_DEFAULT_SECONDS: wall seconds (above their CPU seconds) of `make formal`
+#: on the shared two-core machine (docs/formal.md, "Times"), proof and mutant alike.
 FORMAL_SECONDS = {
     "packet.switch.links": 300.0,
     "packet.switch.covers": 150.0,
