@@ -24,6 +24,7 @@ def run(quick: bool = False) -> list[dict]:
                     proof.mode,
                     proof.depth,
                     Path(tmp) / f"{proof.name}{'.mutant' if mutant else ''}",
+                    timeout=proof.timeout,
                 )
                 rows.append(
                     {

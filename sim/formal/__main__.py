@@ -104,7 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         proof, mutant = job
         workdir = out / (proof.name + (".mutant" if mutant else ""))
         harness = partial_harness(proof, mutant)
-        return proof, mutant, run(harness, proof.mode, proof.depth, workdir, solver=solver)
+        return (
+            proof,
+            mutant,
+            run(harness, proof.mode, proof.depth, workdir, solver=solver, timeout=proof.timeout),
+        )
 
     try:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -16,7 +16,11 @@ from functools import partial
 from amaranth.hdl import Module
 
 from fredfab.sim.formal import blocks, network, packet, phases
-from fredfab.sim.formal.runner import MODES
+from fredfab.sim.formal.runner import DEFAULT_TIMEOUT, MODES
+
+#: Wall-clock limit of the switch-level packet proofs: minutes each on an idle machine, far
+#: more on a loaded one.
+SWITCH_TIMEOUT = 3600
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class Proof:
     negative: str  # the fault of the mutant, which must make the proof fail
     build: Callable[..., Module]  # build(mutant=False) -> harness
     fast: bool = True
+    timeout: int = DEFAULT_TIMEOUT  # seconds of wall clock before the verdict is unknown
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -244,6 +249,7 @@ def _packet_proofs() -> list[Proof]:
             "one credit too many, in the first cycle",
             packet.input_port_harness,
             False,
+            SWITCH_TIMEOUT,
         ),
         Proof(
             "packet.switch.links",
@@ -254,6 +260,7 @@ def _packet_proofs() -> list[Proof]:
             "output port 0 names the next slot in its headers",
             partial(packet.switch_harness, False),
             False,
+            SWITCH_TIMEOUT,
         ),
         Proof(
             "packet.switch.covers",
@@ -264,6 +271,7 @@ def _packet_proofs() -> list[Proof]:
             "the output ports never send a control packet (no NACK can fan out)",
             partial(packet.switch_harness, True),
             False,
+            SWITCH_TIMEOUT,
         ),
     ]
 

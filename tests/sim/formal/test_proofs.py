@@ -21,7 +21,13 @@ def _params():
 @pytest.mark.needs("sby")
 @pytest.mark.parametrize("proof", _params())
 def test_proof_passes(proof, tmp_path):
-    verdict = run(lambda: proof.harness(mutant=False), proof.mode, proof.depth, tmp_path)
+    verdict = run(
+        lambda: proof.harness(mutant=False),
+        proof.mode,
+        proof.depth,
+        tmp_path,
+        timeout=proof.timeout,
+    )
     assert verdict.result == "pass", verdict.explain()
 
 
@@ -30,7 +36,8 @@ def test_proof_passes(proof, tmp_path):
 def test_mutant_fails(proof, tmp_path):
     """The fault ``proof.negative`` names is one the proof sees: a counterexample (or, for a
     cover, an event left unreached), with its trace written as a VCD."""
-    verdict = run(lambda: proof.harness(mutant=True), proof.mode, proof.depth, tmp_path)
+    mutant = lambda: proof.harness(mutant=True)  # noqa: E731
+    verdict = run(mutant, proof.mode, proof.depth, tmp_path, timeout=proof.timeout)
     assert verdict.result == "fail", verdict.explain()
     assert verdict.failed, "a failing proof names what failed"
     if proof.mode != "cover":
