@@ -63,19 +63,24 @@ def _packet_cosim(params: str) -> float:
 #: longer than FORMAL_DEFAULT_SECONDS: wall seconds (above their CPU seconds) of `make formal`
 #: on the shared two-core machine (docs/formal.md, "Times"), proof and mutant alike.
 FORMAL_SECONDS = {
-    "packet.switch.links": 300.0,
-    "packet.switch.covers": 150.0,
-    "packet.input_port.credits": 200.0,
-    "interconnect.flits.p4m3": 60.0,
-    "switch.no_mixing": 30.0,
-    "interconnect.rules.p5m3": 15.0,
-    "interconnect.rules.xbar_p4": 15.0,
-    "interconnect.function.xbar_p4": 15.0,
-    "interconnect.function.p5m3": 20.0,
-    "interconnect.function.p5m2": 15.0,
+    "packet.switch.links": 1200.0,
+    "packet.switch.covers": 100.0,
+    "packet.input_port.credits": 670.0,
+    "interconnect.flits.p4m3": 270.0,
+    "interconnect.function.xbar_p4": 190.0,
+    "interconnect.function.p4m3": 80.0,
+    "interconnect.function.p5m2": 45.0,
+    "interconnect.function.p5m3": 75.0,
+    "packet.output_port.credits": 75.0,
+    "switch.no_mixing": 55.0,
+    "interconnect.rules.p5m3": 30.0,
+    "interconnect.rules.xbar_p4": 40.0,
+    "interconnect.flits.p4m2": 35.0,
+    "uswitch.ART_4x4.flits": 40.0,
+    "uswitch.R_2x3.flits": 30.0,
 }
 #: A slow formal proof not listed above: one uSwitch shape or a small network, a few seconds.
-FORMAL_DEFAULT_SECONDS = 8.0
+FORMAL_DEFAULT_SECONDS = 12.0
 
 
 def _formal(params: str) -> float:

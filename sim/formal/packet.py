@@ -235,16 +235,15 @@ def switch_harness(cover: bool = False, mutant: bool = False) -> Module:
     flit of a data packet on a ``tx`` link leaves while the phase its header names (VC and
     index) is the running one, so a phase change happens only between packets.
     ``cover``: the covers of interesting events instead of the assertions.
-    ``mutant``: with ``cover``, the output ports never send a control packet (no NACK can
-    fan out); without, output port 0 writes the next slot's index into its headers (a packet
+    ``mutant``: with ``cover``, no control packet reaches an output port (no NACK can fan
+    out); without, output port 0 writes the next slot's index into its headers (a packet
     that names a phase other than the running one)."""
     params = packet_params(ports=2, fmt=SWITCH_FORMAT)
     fmt = params.fmt
     m = harness_module()
     sw = PacketSwitch(params)
     if mutant and cover:
-        for out in sw.outputs:
-            mutated(out, _no_control_packets)
+        mutated(sw, _no_control_packets)
     elif mutant:
         mutated(sw, _wrong_index)
     m.submodules.sw = sw
@@ -283,8 +282,10 @@ def switch_harness(cover: bool = False, mutant: bool = False) -> Module:
     return m
 
 
-def _no_control_packets(m: Module, port) -> None:
-    m.d.comb += port.ctrl.ready.eq(0)
+def _no_control_packets(m: Module, switch) -> None:
+    """A fault: no control packet reaches an output port (the control network is cut)."""
+    for out in switch.outputs:
+        m.d.comb += out.ctrl.valid.eq(0)
 
 
 def _wrong_index(m: Module, switch) -> None:

@@ -268,7 +268,7 @@ def _packet_proofs() -> list[Proof]:
             12,
             "packet switch, P = 2: a data packet leaves; MP preempts a running phase; a NACK "
             "fans out to both ports",
-            "the output ports never send a control packet (no NACK can fan out)",
+            "no control packet reaches an output port (no NACK can fan out)",
             partial(packet.switch_harness, True),
             False,
             SWITCH_TIMEOUT,
