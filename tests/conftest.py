@@ -46,8 +46,8 @@ if under_ci():
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "needs(*tools): tools the test runs (icarus, verilator, yosys, nextpnr-ecp5); a missing "
-        "one skips the test, or fails it when CI is set",
+        "needs(*tools): tools the test runs (icarus, verilator, yosys, nextpnr-ecp5, sby); a "
+        "missing one skips the test, or fails it when CI is set",
     )
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
