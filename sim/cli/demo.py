@@ -2,7 +2,8 @@
 
 1. generate an 8-port Fred_3 switch (Verilog + manifest),
 2. route the phases of a 3D-parallel strategy on it,
-3. co-simulate the generated Verilog and measure its timing card,
+3. co-simulate the generated Verilog (Icarus) and measure its timing card, packet costs
+   included,
 4. estimate the wafer: per-phase bandwidth and Transformer-17B training time on the mesh
    and FRED-A..D, using the measured timing card.
 """
@@ -46,13 +47,17 @@ def main() -> int:
         ["route", "--ports", "8", "--m", "3"]
         + [f"--flow={a},{a + 4}:{a},{a + 4}" for a in range(4)],
     )
+    # Icarus: these runs are a few thousand cycles, and Icarus compiles a switch in about a
+    # second where Verilator spends half a minute or more of C++ per design; both agree cycle
+    # for cycle (tests/sim/verify/test_cosim.py and test_packet_cosim.py check it), and long
+    # runs (soaks, sweeps, make bench) use Verilator.
     step(
-        "3. Co-simulate the generated Verilog on Verilator against the golden model, "
-        "and measure its timing card",
+        "3. Co-simulate the generated Verilog on Icarus against the golden model, and measure "
+        "its timing card (the circuit switch, then the packet-mode switch for its packet costs)",
         [
             "cosim",
             "--sim",
-            "verilator",
+            "icarus",
             *SWITCH,
             "--scenario",
             "all_reduce",
