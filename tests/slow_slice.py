@@ -80,6 +80,14 @@ ESTIMATES: dict[str, Callable[[str], float]] = {
     "test_packet_wide_sweep": _packet_cosim,
     # 10**6 cycles at about 5,000 cycles/s on Verilator.
     "test_packet_soak_million_cycles": lambda params: 250.0,
+    # The Verilator halves of the default sweeps (the Icarus halves stay in the default
+    # suite): a cold build and the standard scenarios, as the wide sweep's.
+    "test_sweep_standard_scenarios": _cosim,
+    "test_crossbar_standard_scenarios": _cosim,
+    "test_every_element_type": lambda params: _cosim(f"4-{params}"),
+    "test_standard_scenarios": _packet_cosim,
+    # P = 2 and 4 placed and routed on the ECP5 (110 s measured on the shared machine).
+    "test_fpga_cost_grows_with_ports": lambda params: 110.0,
 }
 
 

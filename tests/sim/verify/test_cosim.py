@@ -30,8 +30,26 @@ SIMS = [
     pytest.param("verilator", marks=pytest.mark.needs("verilator")),
 ]
 
-#: The default sweep: every P x m x element type below, on both simulators.
+#: The sweep: every P x m x element type below, on Icarus in the default suite; on Verilator
+#: the default suite runs VERILATOR_DEFAULT, which takes every P, m and element type once,
+#: and the rest runs with the slow suite. Both simulators run the same Verilog and agree
+#: cycle for cycle (test_simulators_agree_cycle_for_cycle); a Verilator build costs 30 to 60
+#: s of C++ per variant where Icarus compiles in about a second.
 SWEEP = [(P, m, dt) for P in (3, 4, 8) for m in (2, 3) for dt in ("int16", "bf16")]
+VERILATOR_DEFAULT = [(3, 3, "bf16"), (4, 2, "int16"), (8, 3, "int16")]
+
+
+def _sweep_runs() -> list:
+    runs = []
+    for sim in ("icarus", "verilator"):
+        for P, m, dt in SWEEP:
+            marks = [pytest.mark.needs(sim)]
+            if sim == "verilator" and (P, m, dt) not in VERILATOR_DEFAULT:
+                marks.append(pytest.mark.slow)
+            runs.append(pytest.param(sim, P, m, dt, marks=marks, id=f"{P}-{m}-{dt}-{sim}"))
+    return runs
+
+
 #: The other element types, each on its own small variant.
 OTHER_DTYPES = ("int8", "int32", "fp16", "fp32")
 #: Wider sweep (-m slow): more port counts, every element type, other lanes and pipelines.
@@ -49,8 +67,7 @@ def _run(params: SwitchParams, sim: str, scenarios: list[Scenario], label: str):
     return result
 
 
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("P,m,dtype", SWEEP)
+@pytest.mark.parametrize("sim,P,m,dtype", _sweep_runs())
 def test_sweep_standard_scenarios(sim, P, m, dtype):
     """Every collective kind, permutations, concurrent flows, reconfiguration under
     traffic, reset default and reset mid-traffic; the idle/backpressure patterns rotate
@@ -68,8 +85,21 @@ def test_sweep_standard_scenarios(sim, P, m, dtype):
             assert (res.in_flits, res.out_flits) == (sc.sent_flits, sc.expected_flits), sc.name
 
 
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("P,dtype", [(4, "fp16"), (7, "int16")])
+@pytest.mark.parametrize(
+    "sim,P,dtype",
+    [
+        pytest.param(sim, P, dt, marks=marks, id=f"{P}-{dt}-{sim}")
+        for P, dt in [(4, "fp16"), (7, "int16")]
+        for sim, marks in [
+            ("icarus", [pytest.mark.needs("icarus")]),
+            # P = 7 on Verilator with the slow suite (see SWEEP).
+            (
+                "verilator",
+                [pytest.mark.needs("verilator")] + ([pytest.mark.slow] if P == 7 else []),
+            ),
+        ]
+    ],
+)
 def test_crossbar_standard_scenarios(sim, P, dtype):
     """The crossbar switch through the same manifest-driven bench, scenarios and patterns."""
     params = SwitchParams(ports=P, m=3, lanes=2, dtype=dtype, arch="xbar")
@@ -80,8 +110,21 @@ def test_crossbar_standard_scenarios(sim, P, dtype):
             assert (res.in_flits, res.out_flits) == (sc.sent_flits, sc.expected_flits), sc.name
 
 
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("dtype", OTHER_DTYPES)
+@pytest.mark.parametrize(
+    "sim,dtype",
+    [
+        pytest.param(sim, dt, marks=marks, id=f"{dt}-{sim}")
+        for dt in OTHER_DTYPES
+        for sim, marks in [
+            ("icarus", [pytest.mark.needs("icarus")]),
+            # fp32 (the widest adder) on Verilator; the others with the slow suite (see SWEEP).
+            (
+                "verilator",
+                [pytest.mark.needs("verilator")] + ([] if dt == "fp32" else [pytest.mark.slow]),
+            ),
+        ]
+    ],
+)
 def test_every_element_type(sim, dtype):
     params = SwitchParams(ports=4, m=3, lanes=3, dtype=dtype)
     kinds = ["all_reduce", "reduce_scatter", "concurrent_flows", "reset_mid_traffic"]
