@@ -4,7 +4,9 @@ The checkout's committed HEAD is cloned into a scratch folder; there ``make .ven
 (the virtual environment: scripts/bootstrap.sh, from pip's cache when it is warm) and then
 ``make demo`` are timed, which is what the first ``make demo`` does in one go. Each demo step
 is timed by the demo itself (its ``(N s)`` lines); a second ``make demo`` in the same clone
-shows what the caches under build/ leave. The load average at the start and the end says
+shows what the caches under build/ leave. Besides wall seconds, the CPU seconds of every
+process each phase ran (user + system): on a machine shared with other jobs the wall time
+stretches with the load, the CPU time much less. The load average at the start and the end says
 how busy the machine was (timings on a shared machine are noisy: quote medians of repeats).
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -37,14 +40,21 @@ def checkout() -> Path:
     return root
 
 
-def _timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system of every process it ran) and stdout of
+    ``cmd``; the CPU time depends far less on what else the machine runs."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "FRED_COSIM_ROOT")}
-    t0 = time.perf_counter()
+    cpu0, t0 = _children_cpu(), time.perf_counter()
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed in {cwd} ({r.returncode}):\n{r.stderr[-2000:]}")
-    return seconds, r.stdout
+    return seconds, cpu, r.stdout
 
 
 def step_seconds(demo_stdout: str) -> dict[str, float]:
@@ -69,15 +79,19 @@ def one_cold_run(source: Path) -> dict:
         clone = scratch / "fred-fabric"
         subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
         load_before = os.getloadavg()[0]
-        venv, _ = _timed(["make", ".venv/.installed"], clone)
-        demo, out = _timed(["make", "demo"], clone)
-        again, _ = _timed(["make", "demo"], clone)
+        venv, venv_cpu, _ = _timed(["make", ".venv/.installed"], clone)
+        demo, demo_cpu, out = _timed(["make", "demo"], clone)
+        again, again_cpu, _ = _timed(["make", "demo"], clone)
         return {
             "first_make_demo_s": venv + demo,
             "venv_s": venv,
             "demo_s": demo,
             **step_seconds(out),
             "second_make_demo_s": again,
+            "first_make_demo_cpu_s": venv_cpu + demo_cpu,
+            "venv_cpu_s": venv_cpu,
+            "demo_cpu_s": demo_cpu,
+            "second_make_demo_cpu_s": again_cpu,
             "load_before": round(load_before, 2),
             "load_after": round(os.getloadavg()[0], 2),
         }
