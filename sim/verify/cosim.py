@@ -101,9 +101,12 @@ def generator_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def rtl(params: Params, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
+def rtl(params: Params, root: Path = DEFAULT_ROOT, made: Path | None = None) -> tuple[Path, Path]:
     """The variant's Verilog and manifest (a switch's, a packet-mode switch's:
-    hw/packet/, or a whole fabric's: hw/fabric.py), generated once per generator version."""
+    hw/packet/, or a whole fabric's: hw/fabric.py), generated once per generator version.
+    ``made``: a folder where this process has just generated the variant with this generator
+    (`fred generate -o`, as the demo does): on a cache miss its files are copied instead of
+    generating them again."""
     from fredfab.hw.manifest import generate
     from fredfab.sim.verify.build_cache import cached_build
 
@@ -121,6 +124,10 @@ def rtl(params: Params, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
     v_path, j_path = out / f"{params.name}.v", out / f"{params.name}.json"
 
     def generate_rtl() -> None:
+        if made is not None:
+            for path in (v_path, j_path):
+                shutil.copyfile(Path(made) / path.name, path)
+            return
         progress.step(f"generating the Verilog of {params.name} (Amaranth, then Yosys)")
         generate(params, out)
 

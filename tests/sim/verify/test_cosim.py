@@ -243,3 +243,18 @@ def test_every_pattern_on_one_variant(sim, seed):
     seeds (the pattern pairs rotate with the seed)."""
     params = SwitchParams(ports=8, m=3, lanes=2, dtype="fp16")
     _run(params, sim, standard_scenarios(params, seed + 50), f"patterns-{seed}")
+
+
+def test_rtl_takes_files_this_process_made(tmp_path):
+    """`rtl(..., made=folder)` copies the variant's files on a cache miss instead of
+    generating them (the demo hands over what `fred generate` wrote); later calls hit the
+    cache."""
+    params = SwitchParams(ports=2, m=2, lanes=1, dtype="int8")
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / f"{params.name}.v").write_text("// generated a moment ago\n")
+    (made / f"{params.name}.json").write_text("{}\n")
+    v, j = cosim.rtl(params, tmp_path / "root", made=made)
+    assert v.read_text() == "// generated a moment ago\n" and j.read_text() == "{}\n"
+    assert cosim.rtl(params, tmp_path / "root") == (v, j)
+    assert v.read_text() == "// generated a moment ago\n"
