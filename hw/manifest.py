@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import sysconfig
 from pathlib import Path
 
 import amaranth
@@ -96,12 +97,19 @@ def stream_map(ports: int) -> dict:
 
 def portable_sources(text: str) -> str:
     """``text`` with the source locations of its ``src`` attributes relative to the folder
-    that holds the generator (``hw/packet/control.py:208``) and to Amaranth's
-    (``amaranth/lib/fifo.py:310``), not absolute: the Verilog is then the same from any
+    that holds the generator (``hw/packet/control.py:208``), to Amaranth's
+    (``amaranth/lib/fifo.py:310``) and to the standard library (``contextlib.py:137``), not
+    absolute: the Verilog is then the same from any
     checkout or install (it keys the simulator build caches), and about a quarter smaller
     (every other line carries one)."""
-    for package in (Path(__file__).resolve().parent, Path(amaranth.__file__).resolve().parent):
-        text = text.replace(f"{package.parent}{os.sep}", "")
+    folders = {
+        Path(__file__).resolve().parent.parent,
+        Path(amaranth.__file__).resolve().parent.parent,
+        Path(sysconfig.get_paths()["stdlib"]).resolve(),  # contextlib.py, behind `with m.If`
+    }
+    # The deepest folder first: Amaranth may sit inside the checkout (a .venv there).
+    for folder in sorted(folders, key=lambda f: len(str(f)), reverse=True):
+        text = text.replace(f"{folder}{os.sep}", "")
     return text
 
 
