@@ -88,6 +88,10 @@ ESTIMATES: dict[str, Callable[[str], float]] = {
     "test_standard_scenarios": _packet_cosim,
     # P = 2 and 4 placed and routed on the ECP5 (110 s measured on the shared machine).
     "test_fpga_cost_grows_with_ports": lambda params: 110.0,
+    # Amaranth simulations of the largest interconnect and switch cases: 249 to 370 s each
+    # measured at a load average of about 15, about twenty times an idle run.
+    "test_random_flows": lambda params: 15.0,
+    "test_random_phases_grid": lambda params: 12.0,
 }
 
 
