@@ -79,8 +79,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    from fredfab.sim import progress
+
     try:
-        return int(args._run(args) or 0)
+        # Long steps say what they do on stderr (not with --json: fredfab.sim.progress).
+        with progress.to_stderr(f"fred {args.command}", on=not getattr(args, "json", False)):
+            return int(args._run(args) or 0)
     except BrokenPipeError:
         # Output piped into `head` and the like: stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

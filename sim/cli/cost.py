@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
 from fredfab.model.switch.arches import ARCHES
+from fredfab.sim import progress
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import (
     JOBS,
@@ -135,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
     check_folder(args.out)
     yosys_command()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(_one, [(v, args.out / "synth") for v in variants]))
+        jobs = [(v, args.out / "synth") for v in variants]
+        names = [v.name for v in variants]
+        rows = progress.pool_map(pool, args.jobs, _one, jobs, names, "synthesising with Yosys")
     write_text(args.out / "cost.json", json.dumps(rows, indent=1) + "\n")
     if not args.no_plot:
         plot = args.out / "cost.png"

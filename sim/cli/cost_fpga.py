@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
+from fredfab.sim import progress
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.output import check_file, check_folder, write_text
 
@@ -29,7 +30,9 @@ def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
     nextpnr_command()
     jobs = [(v, args.out / "fpga", args.seed) for v in variants]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(_one, jobs))
+        names = [v.name for v in variants]
+        doing = "synthesis (Yosys) and ECP5 place and route (nextpnr), minutes each"
+        rows = progress.pool_map(pool, args.jobs, _one, jobs, names, doing)
     write_text(args.out / "fpga.json", json.dumps(rows, indent=1) + "\n")
     if card is not None and card_out is not None:
         row = next(r for r in rows if r["variant"] == wanted.name)

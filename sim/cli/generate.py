@@ -11,6 +11,7 @@ from pathlib import Path
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
 from fredfab.model.dtypes import ELEMENT_TYPES
 from fredfab.model.switch.arches import ARCHES
+from fredfab.sim import progress
 from fredfab.sim.cli.arguments import bounded_int, plain_int, span
 from fredfab.sim.cli.output import check_folder, staged_folder
 
@@ -142,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         params = packet_params_from(args)
     check_folder(args.out)
     t0 = time.perf_counter()
+    progress.step(f"generating the Verilog of {params.name} (Amaranth, then Yosys)")
     # Both files appear together or not at all.
     with staged_folder(args.out) as tmp:
         tmp_v, tmp_j = generate(params, tmp)

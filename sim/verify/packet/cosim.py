@@ -69,7 +69,7 @@ def run_packet(
         files.clear()
         PacketScenarioFile(b.manifest, list(scenarios)).write(files.scenarios)
         env = {PACKET_SCENARIOS_ENV: str(files.scenarios), REPORT_ENV: str(files.report)}
-        wall = run_bench(b, files, seed, TEST_MODULE, env)
+        wall = run_bench(b, files, seed, TEST_MODULE, env, scenarios=names)
         report = json.loads(files.report.read_text()) if files.report.exists() else {}
     missing = {
         n: {"passed": False, "errors": [f"did not report (simulator crashed?); see {files.log}"]}

@@ -22,6 +22,7 @@ import numpy as np
 
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.format import UNICAST_INDEX, VC_DP, VC_MP, VC_PP
+from fredfab.sim import progress
 from fredfab.sim.verify.cosim import DEFAULT_ROOT
 from fredfab.sim.verify.packet.cosim import run_packet
 from fredfab.sim.verify.packet.metrics import expected_packets
@@ -151,4 +152,6 @@ def packet_soak(
         longest = sum(max(ph.packets for ph in sc.phases) for sc in scenarios)
         if ran and longest:
             per_packet = max(1.0, ran / longest)
+        done = min(out.cycles, cycles)
+        progress.step(f"soak: {done:,} of {cycles:,} cycles ({100 * done // cycles}%)")
     return out
