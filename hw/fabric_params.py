@@ -21,6 +21,7 @@ from functools import cached_property
 
 from fredfab.hw.params import SwitchParams
 from fredfab.model import defaults
+from fredfab.model.errors import InputError
 from fredfab.model.switch.arches import ARCHES
 from fredfab.model.switch.fabric_wiring import FabricWiring, SwitchSite
 from fredfab.model.system.fabric import Fabric
@@ -41,7 +42,7 @@ def load_spec(spec: str) -> Fabric:
         ios = int(m[2] or 0)
         return fred_tree(radix, [1.0] * len(radix), io_controllers=ios, name=f"tree-{m[1]}")
     if spec.startswith("tree:"):
-        raise ValueError(f"fabric {spec!r}: write a tree as tree:RxR[...][+ioN], e.g. tree:2x2")
+        raise InputError(f"fabric {spec!r}: write a tree as tree:RxR[...][+ioN], e.g. tree:2x2")
     return load_fabric(spec)
 
 
@@ -59,12 +60,12 @@ class FabricParams:
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHES:
-            raise ValueError(f"arch {self.arch!r} is not supported; use one of {', '.join(ARCHES)}")
+            raise InputError(f"arch {self.arch!r} is not supported; use one of {', '.join(ARCHES)}")
         d = self.link_delay
         if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_LINK_DELAY:
-            raise ValueError(f"link_delay must be an integer 0..{MAX_LINK_DELAY}, got {d!r}")
+            raise InputError(f"link_delay must be an integer 0..{MAX_LINK_DELAY}, got {d!r}")
         if self.fabric.routing != "tree":
-            raise ValueError(f"fabric {self.spec!r} is a mesh; the fabric RTL needs a switch tree")
+            raise InputError(f"fabric {self.spec!r} is a mesh; the fabric RTL needs a switch tree")
         for site in self.wiring.switches:  # validates every switch's parameters at once
             self.switch_params(site)
 

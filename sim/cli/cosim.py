@@ -33,9 +33,6 @@ from fredfab.sim.verify import cosim
 if TYPE_CHECKING:
     pass
 
-NAME = "cosim"
-HELP = "co-simulate a generated switch (cocotb on Icarus or Verilator) against the golden model"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from fredfab.sim.cli.cosim_fabric import add_fabric_arguments

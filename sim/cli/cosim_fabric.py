@@ -60,7 +60,7 @@ def add_fabric_arguments(p: argparse.ArgumentParser) -> None:
 
 def _params(args: argparse.Namespace):
     from fredfab.hw.fabric_params import FabricParams
-    from fredfab.model.system.elements import FabricError
+    from fredfab.model.errors import InputError
 
     try:
         return FabricParams(
@@ -74,7 +74,7 @@ def _params(args: argparse.Namespace):
             word_width=args.word_width,
             link_delay=args.link_delay,
         )
-    except (ValueError, FabricError, OSError) as exc:
+    except (InputError, OSError) as exc:
         raise UserError(f"--fabric {args.fabric}: {exc}") from None
 
 
@@ -84,10 +84,7 @@ def _ops(args: argparse.Namespace, npus: tuple[int, ...]) -> list:
 
     ops = [collective_op(name, npus, root=npus[0]) for name in args.op]
     for text in args.strategy:
-        try:
-            s = Strategy.parse(text)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
+        s = Strategy.parse(text)
         if s.workers > len(npus):
             raise UserError(f"strategy {s} needs {s.workers} NPUs; the fabric has {len(npus)}")
         ops += strategy_ops(s)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
@@ -22,12 +21,7 @@ from fredfab.sim.cli.arguments import (
 from fredfab.sim.cli.generate import DEFAULTS
 from fredfab.sim.cli.output import atomic_path, check_folder, write_text
 from fredfab.sim.verify.fpga import DEFAULT_SEED
-
-NAME = "cost"
-HELP = (
-    "synthesise switches with Yosys and compare area, adders, muxes, flops, depth, latency; "
-    "or place and route them on an FPGA (--fpga)"
-)
+from fredfab.sim.worker_pool import worker_pool
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -134,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     # Everything that can fail fast fails before minutes of synthesis.
     check_folder(args.out)
     yosys_command()
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    with worker_pool(args.jobs) as pool:
         rows = list(pool.map(_one, [(v, args.out / "synth") for v in variants]))
     write_text(args.out / "cost.json", json.dumps(rows, indent=1) + "\n")
     if not args.no_plot:

@@ -11,11 +11,9 @@ from pathlib import Path
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
 from fredfab.model.dtypes import ELEMENT_TYPES
 from fredfab.model.switch.arches import ARCHES
+from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import bounded_int, plain_int, span
 from fredfab.sim.cli.output import check_folder, staged_folder
-
-NAME = "generate"
-HELP = "generate the Verilog of a FRED switch and its JSON manifest"
 
 #: The generator's own defaults, so the CLI never restates them.
 DEFAULTS = {f.name: f.default for f in fields(SwitchParams) if f.default is not MISSING}
@@ -108,7 +106,7 @@ def add_packet_arguments(
 
 
 def packet_params_from(args: argparse.Namespace):
-    """The PacketParams of ``args`` (ValueError names what packet mode cannot build)."""
+    """The PacketParams of ``args`` (InputError names what packet mode cannot build)."""
     from fredfab.hw.packet.params import PacketParams
     from fredfab.model.packet.format import PacketFormat
 
@@ -121,7 +119,7 @@ def check_packet_options(args: argparse.Namespace) -> None:
     """The packet format's options mean nothing without --packet: refuse them."""
     given = [name for name in PACKET_FORMAT if getattr(args, name) is not None]
     if given and not args.packet:
-        raise ValueError(f"--{given[0].replace('_', '-')} needs --packet")
+        raise UserError(f"--{given[0].replace('_', '-')} needs --packet")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -15,9 +15,6 @@ from fredfab.sim.cli.output import atomic_path, check_file
 from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
 
-NAME = "phases"
-HELP = "per-NPU bandwidth of the MP, DP and PP phases of a 3D-parallel strategy, per fabric"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -64,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     base = args.size
     for k, v in sizes.items():
         if v is None and base is None:
-            raise ValueError(f"give --size (or --{k}-size for every phase)")
+            raise UserError(f"give --size (or --{k}-size for every phase)")
     for k, v in [("", base), *((f"{k}-", v) for k, v in sizes.items())]:
         if v == 0:
             # A phase of zero bytes takes no time: no bandwidth to report.

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fredfab.sim.cli import UserError
+
 #: One colour per breakdown category (keys of Estimate.breakdown and of the exposed
 #: communication kinds): matplotlib's tab10 palette, assigned once.
 CATEGORY_COLOURS = {
@@ -25,7 +27,7 @@ def plot_file(path: str | Path) -> Path:
     made."""
     out = Path(path)
     if out.suffix not in (".png", ".svg"):
-        raise ValueError(f"plot file {out}: use a .png or .svg name")
+        raise UserError(f"plot file {out}: use a .png or .svg name")
     out.parent.mkdir(parents=True, exist_ok=True)
     return out
 

@@ -10,14 +10,16 @@ import sys
 import time as _time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fredfab.model.system.switch_timing import describe_timing
 from fredfab.model.system.units import GIB, KIB, MIB, MS, NS, US, to_ms
 from fredfab.sim.cli.plot_style import CATEGORY_COLOURS, legend_beside, plot_file
-from fredfab.sim.engines.training import CompareResult, SweepResult
+
+if TYPE_CHECKING:  # the training engine is loaded by the commands that run it
+    from fredfab.sim.engines.training import CompareResult, SweepResult
 
 #: Breakdown labels, in table order (keys of Estimate.breakdown).
 LABELS = {

@@ -15,11 +15,6 @@ from fredfab.sim.cli.sensitivity_report import format_sensitivity_table, plot_se
 from fredfab.sim.engines.sensitivity import VARIABLES, check_values, sensitivity
 from fredfab.sim.engines.training import DEFAULT_FABRICS
 
-NAME = "sensitivity"
-HELP = (
-    "speedup over the mesh and exposed-communication reduction as NPU compute (or another "
-    "setting) varies; where a workload turns communication-bound"
-)
 PLOT_FOLDER = Path("build/sensitivity")
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from fredfab.hw.fabric_params import FabricParams
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
+from fredfab.model.errors import InputError
 from fredfab.sim.verify.build_cache import directory_lock
 from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
 from fredfab.sim.verify.scenario_file import SCENARIOS_ENV, Scenario, ScenarioFile
@@ -193,7 +194,7 @@ def check_simulator(sim: str) -> None:
     from fredfab.sim.verify.toolchain import have_icarus, verilator_bin_dir
 
     if sim not in SIMULATORS:
-        raise ValueError(f"simulator {sim!r} is not supported; use one of {', '.join(SIMULATORS)}")
+        raise InputError(f"simulator {sim!r} is not supported; use one of {', '.join(SIMULATORS)}")
     if sim == "icarus" and not have_icarus():
         raise SimulatorMissing("Icarus Verilog (iverilog, vvp) is not on PATH")
     if sim == "verilator":

@@ -31,10 +31,12 @@ import json
 import sys
 from pathlib import Path
 
+from fredfab.model.errors import InputError
+
 BENCH = "fred_allreduce_tb"
 
 
-class RouteError(ValueError):
+class RouteError(InputError):
     """The greedy All-Reduce does not fit this switch's graph."""
 
 
