@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fredfab.sim.atomic import atomic_path, write_text  # noqa: F401  (re-exported)
+from fredfab.sim.atomic import as_users, atomic_path, write_text  # noqa: F401  (re-exported)
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.extras import require
 
@@ -92,12 +92,21 @@ def staged_folder(folder: str | Path) -> Iterator[Path]:
     ``folder`` (made if needed). The temporary folder is removed either way."""
     target = Path(folder)
     base = _existing_ancestor(target, "output folder", target)
-    tmp = Path(tempfile.mkdtemp(prefix=".fred-", dir=base))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".fred-", dir=base))
+    except OSError as exc:
+        raise as_users(exc, target) from None
     try:
         yield tmp
         target.mkdir(parents=True, exist_ok=True)
         for f in sorted(tmp.iterdir()):
             os.replace(f, target / f.name)
+    except OSError as exc:
+        # Errors about the temporary folder name the user's folder.
+        name = Path(exc.filename) if exc.filename is not None else None
+        if name is not None and (name == tmp or tmp in name.parents):
+            raise as_users(exc, target / name.relative_to(tmp)) from None
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
