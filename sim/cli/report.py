@@ -65,10 +65,13 @@ def _timing_of(estimates) -> dict[str, Mapping[str, Any]]:
 
 def format_compare_table(result: CompareResult) -> str:
     """The compare table: time per iteration, breakdown (ms on the critical path) and
-    speedup over the baseline, one row per fabric."""
+    speedup (training throughput) over the baseline, one row per fabric; the minibatch and
+    strategy of each fabric when they differ."""
     cats = list(LABELS)
+    strategies = {e.strategy for e in result.estimates if e.ok}
+    title = result.strategy if len(strategies) <= 1 else "strategy per fabric below"
     lines = [
-        f"{result.workload}, {result.strategy}: time per iteration and its breakdown (ms), "
+        f"{result.workload}, {title}: time per iteration and its breakdown (ms), "
         "seen from the busiest NPU"
     ]
     head = f"{'fabric':<10}{'time ms':>11}" + "".join(f"{LABELS[c]:>10}" for c in cats)
@@ -87,11 +90,24 @@ def format_compare_table(result: CompareResult) -> str:
     if ok:
         e0 = ok[0]
         s = e0.settings
+        batch = (
+            f"minibatch {e0.minibatch}"
+            if result.same_minibatch
+            else "minibatch " + ", ".join(f"{e.minibatch} on {e.fabric} ({e.strategy})" for e in ok)
+        )
         lines.append(
-            f"minibatch {e0.minibatch}, {s['microbatches']} microbatch(es), "
+            f"{batch}, {s['microbatches']} microbatch(es), "
             f"ZeRO-{s['zero_stage']}, {e0.execution}, recompute {s['recompute']}, "
             f"accumulation {s['accumulation']}"
         )
+        if result.same_minibatch:
+            lines.append(f"speedup: time per iteration of {result.baseline} / the fabric's")
+        else:
+            lines.append(
+                f"speedup: training throughput (samples/s) over {result.baseline}'s; the "
+                "fabrics have different NPU counts and run different minibatches, so their "
+                "times per iteration do not compare"
+            )
     lines += timing_lines(_timing_of(result.estimates))
     for e in result.estimates:
         for n in e.notes:
@@ -109,6 +125,8 @@ def plot_compare(result: CompareResult, path: str | Path) -> Path:
     out = plot_file(path)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     names = [e.fabric for e in result.estimates]
+    if not result.same_minibatch:  # the bars' times are of different minibatches: say so
+        names = [f"{e.fabric}\nbatch {e.minibatch}" if e.ok else e.fabric for e in result.estimates]
     bottom = np.zeros(len(names))
     for c in LABELS:
         vals = np.array([to_ms(e.breakdown.get(c, 0.0)) if e.ok else 0.0 for e in result.estimates])
@@ -121,7 +139,13 @@ def plot_compare(result: CompareResult, path: str | Path) -> Path:
         elif (sp := result.speedup(e)) is not None:
             ax.text(i, bottom[i], f"{sp:.2f}x", ha="center", va="bottom", fontsize=8)
     ax.set_ylabel("time per iteration (ms)")
-    ax.set_title(f"{result.workload}, {result.strategy}")
+    if result.same_minibatch:
+        ax.set_title(f"{result.workload}, {result.strategy}; speedup over {result.baseline}")
+    else:
+        ax.set_title(
+            f"{result.workload}: speedup in samples/s over {result.baseline} (minibatches differ)",
+            fontsize=9,
+        )
     legend_beside(ax, fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()

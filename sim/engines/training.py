@@ -439,16 +439,27 @@ class CompareResult:
     baseline: str  # fabric the speedups are relative to
 
     def speedup(self, e: Estimate) -> float | None:
+        """Training throughput (samples/s) of ``e`` over the baseline's. With one minibatch
+        that is the ratio of the times per iteration; fabrics of different NPU counts run
+        different minibatches (DP, and the minibatch with it, follows the NPU count), and
+        then only the throughputs compare (``same_minibatch``)."""
         base = next((x for x in self.estimates if x.fabric == self.baseline), None)
-        if base is None or not base.ok or not e.ok or not e.time:
+        if base is None or not base.ok or not e.ok or not e.time or not base.minibatch:
             return None
-        return base.time / e.time
+        return (base.time / e.time) * (e.minibatch / base.minibatch)
+
+    @property
+    def same_minibatch(self) -> bool:
+        """Every fabric estimated ran the same minibatch, so times per iteration compare."""
+        return len({e.minibatch for e in self.estimates if e.ok}) <= 1
 
     def to_dict(self) -> dict:
         return {
             "workload": self.workload,
             "strategy": self.strategy,
             "baseline": self.baseline,
+            "speedup_of": "samples_per_s",
+            "same_minibatch": self.same_minibatch,
             "fabrics": [dict(e.to_dict(), speedup=self.speedup(e)) for e in self.estimates],
         }
 
