@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from fredfab.sim.cli.arguments import MAX_SENSITIVITY_VALUES, span
-from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
+from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides, workload_from
 from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import Progress
 from fredfab.sim.cli.sensitivity_report import format_sensitivity_table, plot_sensitivity
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     values = check_values(args.vary, args.values or VARIABLES[args.vary].defaults)
     check_plot_path(args, PLOT_FOLDER)
     res = sensitivity(
-        args.workload,
+        workload_from(args),  # with --astra-clock-GHz, which only a text workload takes
         args.vary,
         values,
         fabrics=args.fabric or DEFAULT_FABRICS,
