@@ -41,7 +41,8 @@ def add_params_arguments(
 ) -> None:
     """Generator parameters, shared by every command that builds a switch. ``defaults``
     replace SwitchParams' own for a command that needs others; ``ports_required`` False for
-    a command that can take the port counts from elsewhere (a fabric)."""
+    a command that can take the port counts from elsewhere (a fabric), whose --m then stays
+    None unless given (``params_from`` takes the default; a fabric its own switch_m)."""
     d = {**DEFAULTS, **defaults}
     p.add_argument(
         "--ports",
@@ -57,11 +58,16 @@ def add_params_arguments(
         help=f"clos: the paper's Fred_m(P); xbar: crossbar + reduction tree (default {d['arch']})",
     )
     for name, text in INT_PARAMS.items():
+        fabric_m = name == "m" and not ports_required
         p.add_argument(
             f"--{name.replace('_', '-')}",
             type=plain_int,
-            default=d[name],
-            help=_int_help(name, text, d[name]),
+            default=None if fabric_m else d[name],
+            help=_int_help(
+                name,
+                text,
+                f"{d[name]}; with --fabric the fabric's switch_m" if fabric_m else d[name],
+            ),
         )
     p.add_argument(
         "--dtype",
@@ -72,6 +78,8 @@ def add_params_arguments(
 
 def params_from(args: argparse.Namespace) -> SwitchParams:
     ints = {name: getattr(args, name) for name in INT_PARAMS}
+    if ints["m"] is None:  # a command that can build a fabric, run on one switch
+        ints["m"] = DEFAULTS["m"]
     return SwitchParams(ports=args.ports, arch=args.arch, dtype=args.dtype, **ints)
 
 
@@ -124,7 +132,10 @@ def check_packet_options(args: argparse.Namespace) -> None:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_params_arguments(p)
+    from fredfab.sim.cli.fabric_spec import add_fabric_spec_arguments
+
+    add_params_arguments(p, ports_required=False)
+    add_fabric_spec_arguments(p, "write a whole fabric's Verilog and manifest instead")
     add_packet_arguments(p)
     p.add_argument("-o", "--out", type=Path, default=Path("build/verilog"), help="output folder")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -135,6 +146,12 @@ def run(args: argparse.Namespace) -> int:
     from fredfab.hw.manifest import generate
 
     check_packet_options(args)
+    if args.fabric is not None:
+        from fredfab.sim.cli.generate_fabric import run_generate_fabric
+
+        return run_generate_fabric(args)
+    if args.ports is None:
+        raise UserError("--ports is required (or --fabric for a whole fabric)")
     params = params_from(args)
     if args.packet:
         from fredfab.hw.packet.manifest import generate
