@@ -132,20 +132,23 @@ def _plot(table, phases, st: Strategy, out: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from fredfab.sim.cli.plot_style import fabric_colours, legend_beside
+
     fabs = list(table)
+    colour = fabric_colours(fabs)
     width = 0.8 / len(fabs)
-    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(phases), 3.6))
+    fig, ax = plt.subplots(figsize=(2.8 + 1.6 * len(phases), 3.6))
     for i, f in enumerate(fabs):
         xs = [p + (i - (len(fabs) - 1) / 2) * width for p in range(len(phases))]
         ys = [table[f][ph].busbw / GB if ph in table[f] else 0.0 for ph in phases]
-        ax.bar(xs, ys, width, label=f)
+        ax.bar(xs, ys, width, label=f, color=colour[f])
     ax.set_xticks(range(len(phases)), phases)
     ax.set_ylabel("per-NPU effective bandwidth (GB/s)")
     ax.set_title(f"{st}: 3D-parallel phases, all groups concurrent")
-    ax.legend(fontsize="small", ncol=min(len(fabs), 3))
+    legend_beside(ax, fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     with atomic_path(out) as tmp:
-        fig.savefig(tmp)
+        fig.savefig(tmp, bbox_inches="tight")
     plt.close(fig)
     return out

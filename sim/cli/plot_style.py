@@ -22,6 +22,26 @@ CATEGORY_COLOURS = {
 }
 
 
+#: One colour per shipped fabric, the same in every plot whatever fabrics it shows and in
+#: which order: the mesh grey; FRED-A/B (1.5 TB/s per L1 switch) blues, FRED-C/D (12 TB/s)
+#: oranges, the in-switch variants (B, D) the darker. Other fabrics take OTHER_FABRICS in
+#: the order they appear.
+FABRIC_COLOURS = {
+    "mesh-5x4": "dimgray",
+    "fred-a": "#9ecae1",
+    "fred-b": "#3182bd",
+    "fred-c": "#fdae6b",
+    "fred-d": "#e6550d",
+}
+OTHER_FABRICS = ("tab:green", "tab:purple", "tab:pink", "tab:olive", "tab:cyan", "tab:brown")
+
+
+def fabric_colours(fabrics: list[str]) -> dict[str, str]:
+    """A colour for each of ``fabrics`` (FABRIC_COLOURS, then OTHER_FABRICS in turn)."""
+    others = iter(OTHER_FABRICS * (1 + len(fabrics) // len(OTHER_FABRICS)))
+    return {f: FABRIC_COLOURS.get(f) or next(others) for f in fabrics}
+
+
 def plot_file(path: str | Path) -> Path:
     """``path`` as a Path if its suffix names a format we write (PNG or SVG); its folder is
     made."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from fredfab.model.system.switch_timing import describe_timing
 from fredfab.model.system.units import GIB, KIB, MIB, MS, NS, US, to_ms
-from fredfab.sim.cli.plot_style import CATEGORY_COLOURS, legend_beside, plot_file
+from fredfab.sim.cli.plot_style import CATEGORY_COLOURS, fabric_colours, legend_beside, plot_file
 
 if TYPE_CHECKING:  # the training engine is loaded by the commands that run it
     from fredfab.sim.engines.training import CompareResult, SweepResult
@@ -139,6 +139,7 @@ def plot_compare(result: CompareResult, path: str | Path) -> Path:
         elif (sp := result.speedup(e)) is not None:
             ax.text(i, bottom[i], f"{sp:.2f}x", ha="center", va="bottom", fontsize=8)
     ax.set_ylabel("time per iteration (ms)")
+    handles, labels = ax.get_legend_handles_labels()
     if result.same_minibatch:
         ax.set_title(f"{result.workload}, {result.strategy}; speedup over {result.baseline}")
     else:
@@ -146,7 +147,8 @@ def plot_compare(result: CompareResult, path: str | Path) -> Path:
             f"{result.workload}: speedup in samples/s over {result.baseline} (minibatches differ)",
             fontsize=9,
         )
-    legend_beside(ax, fontsize="small")
+    # Listed top down as the segments are stacked, so the legend reads like the bars.
+    legend_beside(ax, handles=handles[::-1], labels=labels[::-1], fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out, bbox_inches="tight")
@@ -258,17 +260,18 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
     )
     width = 0.8 / max(len(fabs), 1)
     x0 = np.arange(len(strategies))
+    colour = fabric_colours(fabs)
     for k, f in enumerate(fabs):
         xs = x0 + (k - (len(fabs) - 1) / 2) * width
         es = [cell.get((f, s)) for s in strategies]
         ok = [e is not None and e.ok for e in es]
         ys = [e.throughput if good else math.nan for e, good in zip(es, ok, strict=True)]
-        bars = ax.bar(xs, ys, width, color=f"C{k}")
+        bars = ax.bar(xs, ys, width, color=colour[f])
         for b, e, good in zip(bars, es, ok, strict=True):
             if good and not e.fits:  # estimated with --ignore-memory: hatched
                 b.set_hatch("//")
         red = [result.reduction(e) if good else None for e, good in zip(es, ok, strict=True)]
-        ax2.bar(xs, [math.nan if r is None else 100 * r for r in red], width, color=f"C{k}")
+        ax2.bar(xs, [math.nan if r is None else 100 * r for r in red], width, color=colour[f])
         # Exposed communication by kind, stacked, with the bubble on top.
         bottom = np.zeros(len(strategies))
         for kind in (*EXPOSED_LABELS, "bubble"):
@@ -296,12 +299,13 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
         fontsize=9,
     )
     # Legend patches of their own: the first bar of a fabric may be hatched.
-    handles = [Patch(facecolor=f"C{k}", label=f) for k, f in enumerate(fabs)]
+    handles = [Patch(facecolor=colour[f], label=f) for f in fabs]
     legend_beside(ax, handles=handles, fontsize="small")
     ax2.set_ylabel(f"exposed comm. reduction\nvs {result.baseline} (%)")
     ax2.axhline(0, color="k", lw=0.5)
     ax3.set_ylabel("exposed comm. + bubble (ms)\nbars: " + ", ".join(fabs), fontsize=8)
-    legend_beside(ax3, fontsize="small")
+    handles3, labels3 = ax3.get_legend_handles_labels()
+    legend_beside(ax3, handles=handles3[::-1], labels=labels3[::-1], fontsize="small")
     for a in (ax, ax2, ax3):
         a.grid(axis="y", alpha=0.3)
     ax3.set_xticks(range(len(strategies)), strategies, rotation=60, ha="right", fontsize=7)
