@@ -15,9 +15,6 @@ import argparse
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import bounded_int
 
-#: Register slices per link (hw/fabric_params.py MAX_LINK_DELAY, checked there too).
-LINK_DELAY_HELP = "register slices per link (0..{}; default 1)"
-
 
 def add_fabric_spec_arguments(p: argparse.ArgumentParser, what: str) -> argparse._ArgumentGroup:
     """``--fabric`` and ``--link-delay``; returns the group for a command's own fabric options.
@@ -35,7 +32,7 @@ def add_fabric_spec_arguments(p: argparse.ArgumentParser, what: str) -> argparse
         "--link-delay",
         type=bounded_int((0, MAX_LINK_DELAY)),
         default=1,
-        help=LINK_DELAY_HELP.format(MAX_LINK_DELAY),
+        help=f"register slices per link (0..{MAX_LINK_DELAY}; default 1)",
     )
     return g
 
@@ -44,18 +41,12 @@ def fabric_params_from(args: argparse.Namespace):
     """The FabricParams of ``args`` (UserError naming --fabric for anything it refuses)."""
     from fredfab.hw.fabric_params import FabricParams
     from fredfab.model.errors import InputError
+    from fredfab.sim.cli.generate import INT_PARAMS
 
+    ints = {name: getattr(args, name) for name in INT_PARAMS}  # m: None unless given
     try:
         return FabricParams(
-            args.fabric,
-            arch=args.arch,
-            m=args.m,  # None unless given: the fabric's switch_m
-            lanes=args.lanes,
-            dtype=args.dtype,
-            regs_per_stage=args.regs_per_stage,
-            slots=args.slots,
-            word_width=args.word_width,
-            link_delay=args.link_delay,
+            args.fabric, arch=args.arch, dtype=args.dtype, link_delay=args.link_delay, **ints
         )
     except (InputError, OSError) as exc:
         raise UserError(f"--fabric {args.fabric}: {exc}") from None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from dataclasses import MISSING, fields
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from fredfab.model.switch.arches import ARCHES
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import bounded_int, plain_int, span
 from fredfab.sim.cli.extras import require
-from fredfab.sim.cli.output import check_folder, staged_folder
+from fredfab.sim.cli.output import check_folder, write_generated_pair
 
 #: The generator's own defaults, so the CLI never restates them.
 DEFAULTS = {f.name: f.default for f in fields(SwitchParams) if f.default is not MISSING}
@@ -158,13 +157,7 @@ def run(args: argparse.Namespace) -> int:
 
         params = packet_params_from(args)
     check_folder(args.out)
-    t0 = time.perf_counter()
-    # Both files appear together or not at all.
-    with staged_folder(args.out) as tmp:
-        tmp_v, tmp_j = generate(params, tmp)
-        info = json.loads(tmp_j.read_text())
-    v_path, j_path = args.out / tmp_v.name, args.out / tmp_j.name
-    seconds = time.perf_counter() - t0
+    v_path, j_path, info, seconds = write_generated_pair(args.out, lambda d: generate(params, d))
     if args.json:
         print(json.dumps({"verilog": str(v_path), "manifest": str(j_path), "seconds": seconds}))
     else:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.fabric_spec import fabric_params_from
-from fredfab.sim.cli.output import check_folder, staged_folder
+from fredfab.sim.cli.output import check_folder, write_generated_pair
 
 
 def run_generate_fabric(args: argparse.Namespace) -> int:
@@ -24,12 +23,7 @@ def run_generate_fabric(args: argparse.Namespace) -> int:
         )
     params = fabric_params_from(args)
     check_folder(args.out)
-    t0 = time.perf_counter()
-    with staged_folder(args.out) as tmp:  # both files appear together or not at all
-        tmp_v, tmp_j = generate(params, tmp)
-        info = json.loads(tmp_j.read_text())
-    v_path, j_path = args.out / tmp_v.name, args.out / tmp_j.name
-    seconds = time.perf_counter() - t0
+    v_path, j_path, info, seconds = write_generated_pair(args.out, lambda d: generate(params, d))
     if args.json:
         print(json.dumps({"verilog": str(v_path), "manifest": str(j_path), "seconds": seconds}))
         return 0

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,6 +110,17 @@ def staged_folder(folder: str | Path) -> Iterator[Path]:
         raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_generated_pair(out_dir: Path, generate: Callable[[Path], tuple[Path, Path]]):
+    """Run ``generate(folder)`` (it writes a Verilog file and its JSON manifest there) so that
+    both files appear in ``out_dir`` together or not at all; return their paths in
+    ``out_dir``, the manifest's content and the seconds it took."""
+    t0 = time.perf_counter()
+    with staged_folder(out_dir) as tmp:
+        tmp_v, tmp_j = generate(tmp)
+        info = json.loads(tmp_j.read_text())
+    return out_dir / tmp_v.name, out_dir / tmp_j.name, info, time.perf_counter() - t0
 
 
 def print_with_plot(

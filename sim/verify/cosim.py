@@ -360,6 +360,11 @@ class RunFiles:
             return self.run_dir / f"{b.top}.fst"
         return self.run_dir / ("dump.fst" if verilator_fst() else "dump.vcd")
 
+    def waves_written(self, b: Build) -> Path | None:
+        """The waveform a run of ``b`` wrote, if it is a waves build and wrote one."""
+        wave_file = self.wave_file(b)
+        return wave_file if wave_file is not None and wave_file.exists() else None
+
 
 def _check_scenarios(scenarios: Sequence[Scenario]) -> None:
     if not scenarios:
@@ -456,14 +461,6 @@ def run(
         ScenarioFile(b.manifest, list(scenarios)).write(files.scenarios)
         wall = run_bench(b, files, seed)
         results = _collect([s.name for s in scenarios], files)
-    wave_file = files.wave_file(b)
     return CosimResult(
-        sim,
-        params.name,
-        files.run_dir,
-        files.log,
-        b.seconds,
-        wall,
-        results,
-        wave_file if wave_file and wave_file.exists() else None,
+        sim, params.name, files.run_dir, files.log, b.seconds, wall, results, files.waves_written(b)
     )

@@ -81,7 +81,6 @@ def run_packet(
         for n in names
         if n not in report
     }
-    wave_file = files.wave_file(b)
     return PacketCosimResult(
         sim,
         params.name,
@@ -90,5 +89,5 @@ def run_packet(
         b.seconds,
         wall,
         {**report, **missing},
-        wave_file if wave_file is not None and wave_file.exists() else None,
+        files.waves_written(b),
     )
