@@ -38,7 +38,10 @@ def add_fabric_spec_arguments(p: argparse.ArgumentParser, what: str) -> argparse
 
 
 def fabric_params_from(args: argparse.Namespace):
-    """The FabricParams of ``args`` (UserError naming --fabric for anything it refuses)."""
+    """The FabricParams of ``args`` (UserError naming --fabric for anything it refuses;
+    --ports, which the fabric decides, is refused)."""
+    if args.ports is not None:
+        raise UserError("--ports does not apply to --fabric: the fabric gives its switches ports")
     from fredfab.hw.fabric_params import FabricParams
     from fredfab.model.errors import InputError
     from fredfab.sim.cli.generate import INT_PARAMS

@@ -17,10 +17,6 @@ def run_generate_fabric(args: argparse.Namespace) -> int:
 
     if args.packet:
         raise UserError("--packet builds one switch; the fabric RTL is in circuit mode")
-    if args.ports is not None:
-        raise UserError(
-            "--ports does not apply to --fabric: the fabric gives each switch its ports"
-        )
     params = fabric_params_from(args)
     check_folder(args.out)
     v_path, j_path, info, seconds = write_generated_pair(args.out, lambda d: generate(params, d))
