@@ -46,7 +46,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 def as_users(exc: OSError, path: str | Path) -> OSError:
     """``exc`` about ``path``, the file the user asked for, instead of the temporary name it
     was being written under (which they never heard of)."""
-    return OSError(exc.errno, exc.strerror, str(path))
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def write_text(path: str | Path, text: str) -> Path:

@@ -112,7 +112,9 @@ def staged_folder(folder: str | Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_generated_pair(out_dir: Path, generate: Callable[[Path], tuple[Path, Path]]):
+def write_generated_pair(
+    out_dir: Path, generate: Callable[[Path], tuple[Path, Path]]
+) -> tuple[Path, Path, dict, float]:
     """Run ``generate(folder)`` (it writes a Verilog file and its JSON manifest there) so that
     both files appear in ``out_dir`` together or not at all; return their paths in
     ``out_dir``, the manifest's content and the seconds it took."""
