@@ -31,12 +31,10 @@ import json
 import sys
 from pathlib import Path
 
-from fredfab.model.errors import InputError
-
 BENCH = "fred_allreduce_tb"
 
 
-class RouteError(InputError):
+class RouteError(ValueError):
     """The greedy All-Reduce does not fit this switch's graph."""
 
 
