@@ -47,6 +47,7 @@ from fredfab.hw.control import cfg_layout, n_words
 from fredfab.hw.flit import flit_layout
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
+from fredfab.model.errors import InputError
 from fredfab.model.switch.config import CONFIG_SCHEMA
 
 MANIFEST_SCHEMA = "fred-switch-manifest/1"
@@ -181,7 +182,7 @@ def load_manifest(path: Path) -> dict:
     try:
         info = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read manifest {path}: {exc}") from None
+        raise InputError(f"cannot read manifest {path}: {exc}") from None
     if info.get("schema") != MANIFEST_SCHEMA:
-        raise ValueError(f"{path} is not a {MANIFEST_SCHEMA} manifest")
+        raise InputError(f"{path} is not a {MANIFEST_SCHEMA} manifest")
     return info

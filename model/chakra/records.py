@@ -10,12 +10,14 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator
 
+from fredfab.model.errors import InputError
+
 GZIP_MAGIC = b"\x1f\x8b"
 #: A varint of a 64-bit length has at most 10 bytes.
 _MAX_VARINT = 10
 
 
-class RecordError(ValueError):
+class RecordError(InputError):
     """A record that cannot be framed: ``offset`` is where it starts."""
 
     def __init__(self, message: str, offset: int) -> None:

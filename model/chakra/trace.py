@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 
 #: Chakra NodeType values (et_def.proto) by name.
 NODE_TYPES = {
@@ -67,7 +68,7 @@ COMM_TYPE_OF = {
 DURATION_ATTR = "duration_seconds"
 
 
-class ChakraError(ValueError):
+class ChakraError(InputError):
     """A trace that cannot be read or simulated; one line naming file, node and field."""
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.dims_algorithms import IMPLEMENTATIONS, per_dimension
 
 #: The implementation keys and the collective each configures.
@@ -139,12 +140,12 @@ def load_astra_system(path: str | Path) -> AstraSystem:
     try:
         raw = json.loads(p.read_text())
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{p}: not JSON ({exc})") from None
+        raise InputError(f"{p}: not JSON ({exc})") from None
     if not isinstance(raw, dict):
-        raise ValueError(f"{p}: an ASTRA-sim system file is a JSON object of keys")
+        raise InputError(f"{p}: an ASTRA-sim system file is a JSON object of keys")
     unknown = [k for k in raw if k not in KNOWN_KEYS]
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"{p}: unknown key {unknown[0]!r}; ASTRA-sim's system layer reads "
             f"{', '.join(KNOWN_KEYS)}"
         )
@@ -154,28 +155,28 @@ def load_astra_system(path: str | Path) -> AstraSystem:
             continue
         v = raw[key]
         if not (isinstance(v, list) and v and all(isinstance(x, str) for x in v)):
-            raise ValueError(
+            raise InputError(
                 f"{p}: {key!r} must be a list of implementation names, one per dimension"
             )
         for x in v:
             base = x[:6] if x.startswith("direct") and x[6:].isdigit() else x
             base = x[:9] if x.startswith("oneDirect") and x[9:].isdigit() else base
             if base not in KNOWN_IMPLEMENTATIONS:
-                raise ValueError(
+                raise InputError(
                     f"{p}: {key!r}: {x!r} is not an ASTRA-sim implementation "
                     f"({', '.join(KNOWN_IMPLEMENTATIONS)})"
                 )
         impls[op] = tuple(v)
     chunks = raw.get("preferred-dataset-splits")
     if chunks is not None and not (type(chunks) is int and 1 <= chunks <= 1024):
-        raise ValueError(f"{p}: 'preferred-dataset-splits' must be a whole number 1..1024")
+        raise InputError(f"{p}: 'preferred-dataset-splits' must be a whole number 1..1024")
     roofline = None
     if raw.get("roofline-enabled", 0):
         vals = []
         for key in ("peak-perf", "local-mem-bw"):
             v = raw.get(key)
             if not (isinstance(v, int | float) and not isinstance(v, bool) and v > 0):
-                raise ValueError(f"{p}: {key!r} must be a number > 0 when roofline-enabled")
+                raise InputError(f"{p}: {key!r} must be a number > 0 when roofline-enabled")
             vals.append(float(v))
         roofline = (vals[0] * 1e12, vals[1] * 1e9)  # Sys.cc: TFLOPS, GB/s (10^9)
     return AstraSystem(str(p), impls, chunks, roofline, raw)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.request import CollectiveRequest, Plan
 from fredfab.model.system.schedule import Schedule, TreeFlow
@@ -79,7 +80,7 @@ def lookup(name: str) -> Algorithm:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(a.name for a in algorithms())
-        raise ValueError(f"algorithm {name!r} unknown; use one of {known}") from None
+        raise InputError(f"algorithm {name!r} unknown; use one of {known}") from None
 
 
 def candidates(

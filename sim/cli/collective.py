@@ -6,7 +6,6 @@ import argparse
 import json
 
 from fredfab.model.collective_kind import CollectiveKind
-from fredfab.model.switch.flow import FlowError
 from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
 from fredfab.model.system.astra_system import algorithm_for, load_astra_system
 from fredfab.model.system.registry import algorithms, lookup
@@ -20,8 +19,8 @@ from fredfab.sim.cli.arguments import (
     RESOLUTION_NS,
     bounded_float,
     bounded_int,
+    npu_group,
     plain_int,
-    ports_within,
     size,
     span,
     timing_card,
@@ -29,8 +28,6 @@ from fredfab.sim.cli.arguments import (
 from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, simulate
 
-NAME = "collective"
-HELP = "time a collective (All-Reduce, ...) over an NPU group on a wafer fabric"
 #: What the bandwidth columns mean (help, table footer and docs/system-model.md).
 BANDWIDTHS = (
     "algbw = size / time (bytes each NPU contributes or receives per second); "
@@ -209,13 +206,7 @@ def run(args: argparse.Namespace) -> int:
     chunks = args.chunks or (system and system.chunks) or DEFAULT_CHUNKS
     rows = []
     for fab in fabrics_from(args):
-        if args.group == "all":
-            group = list(range(fab.num_npus))
-        else:
-            try:
-                group = ports_within(args.group, fab.num_npus, "--group")
-            except FlowError as exc:
-                raise ValueError(str(exc)) from None
+        group = npu_group(args.group, fab.num_npus)
         if len(set(group)) < 2:
             # One NPU has nobody to exchange with: no time, no bandwidth to report.
             raise UserError(f"--group {args.group}: a collective needs at least 2 NPUs")

@@ -12,11 +12,6 @@ from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import format_compare_table, plot_compare
 from fredfab.sim.engines.training import DEFAULT_FABRICS, compare
 
-NAME = "compare"
-HELP = (
-    "compare a training workload or a Chakra trace on the mesh and FRED-A..D (time, "
-    "breakdown, speedup)"
-)
 PLOT_FOLDER = Path("build/compare")
 
 

@@ -26,9 +26,6 @@ from fredfab.sim.cli.arguments import (
 from fredfab.sim.cli.report import EXPOSED_LABELS, LABELS, fmt_time
 from fredfab.sim.engines.training import estimate
 
-NAME = "estimate"
-HELP = "estimate one training iteration (compute + exposed communication) on a fabric"
-
 
 def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) -> None:
     """Options shared by estimate, compare and sweep."""

@@ -13,9 +13,6 @@ from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
 from fredfab.sim.cli.output import check_file
 from fredfab.sim.engines.chakra_export import export_chakra
 
-NAME = "export"
-HELP = "write a workload's training iteration as Chakra traces (PREFIX.RANK.et, one per NPU)"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(

@@ -14,8 +14,6 @@ from fredfab.sim.cli.report import Progress, format_sweep_table, plot_sweep
 from fredfab.sim.cli.scheduler import check_scheduler
 from fredfab.sim.engines.training import DEFAULT_FABRICS, sweep
 
-NAME = "sweep"
-HELP = "evaluate every MP x DP x PP strategy on every fabric; best per fabric and spread"
 PLOT_FOLDER = Path("build/sweep")
 
 

@@ -29,6 +29,7 @@ from collections import deque
 
 import numpy as np
 
+from fredfab.model.errors import InputError
 from fredfab.model.system.schedule import Schedule
 from fredfab.sim.engines.netsim import NetResult
 
@@ -38,7 +39,7 @@ MODELS = ("congestion-unaware", "congestion-aware")
 def run_analytical(schedule: Schedule, model: str) -> NetResult:
     """Simulate ``schedule`` with ASTRA-sim's analytical backend ``model`` (MODELS)."""
     if model not in MODELS:
-        raise ValueError(f"network model {model!r} unknown; use one of {MODELS}")
+        raise InputError(f"network model {model!r} unknown; use one of {MODELS}")
     return _Analytical(schedule, model == "congestion-aware").run()
 
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from fredfab.model.chakra.trace import COMM_TYPE_OF, TraceNode
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.training.config import NPU
 from fredfab.model.training.iteration import layer_costs
@@ -106,7 +107,7 @@ def export_chakra(
     npu = npu or NPU()
     prep = prepare(workload, fabric, strategy, npu=npu, timing_card=timing_card, **overrides)
     if not prep.memory.fits:
-        raise ValueError(f"{prep.base['strategy']} does not fit: {prep.memory.describe()}")
+        raise InputError(f"{prep.base['strategy']} does not fit: {prep.memory.describe()}")
     rec = _Recorder(prep.comm)
     tl = iteration_timeline(prep, npu, comm=rec)
     by_time: dict[float, list] = {}

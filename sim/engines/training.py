@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system import CollectiveRequest, Fabric, Strategy, load_fabric
 from fredfab.model.timing_card import load_timing_card
 from fredfab.model.timing_packet import PacketCosts
@@ -49,6 +50,7 @@ from fredfab.model.training.workload import Workload
 from fredfab.model.training.workload_files import is_shipped, load_workload
 from fredfab.sim.engines import algorithm_choice
 from fredfab.sim.engines.system import simulate
+from fredfab.sim.worker_pool import worker_pool
 
 #: The fabrics `fred compare` and `fred sweep` run by default: the paper's baseline and
 #: its four FRED variants (paper §7.1-7.2, Table 5).
@@ -235,7 +237,7 @@ def resolve_config(
             elif isinstance(rule, dict):
                 table["microbatches"] = int(rule.get(str(st.pp), st.pp))
             else:
-                raise ValueError(f'{wl.source}: [sweep] microbatches must be "pp" or a table')
+                raise InputError(f'{wl.source}: [sweep] microbatches must be "pp" or a table')
     return config_from_table(table, f"{wl.source} [training]", **over)
 
 
@@ -280,7 +282,7 @@ def prepare(
     st = cfg.strategy
     problem = applicable(wl, cfg, fab.num_npus)
     if problem:
-        raise ValueError(problem)
+        raise InputError(problem)
     layout = Layout(st, cfg.placement)
     a = wl.arrays()
     ranges = (
@@ -494,16 +496,27 @@ class CompareResult:
     baseline: str  # fabric the speedups are relative to
 
     def speedup(self, e: Estimate) -> float | None:
+        """Training throughput (samples/s) of ``e`` over the baseline's. With one minibatch
+        that is the ratio of the times per iteration; fabrics of different NPU counts run
+        different minibatches (DP, and the minibatch with it, follows the NPU count), and
+        then only the throughputs compare (``same_minibatch``)."""
         base = next((x for x in self.estimates if x.fabric == self.baseline), None)
-        if base is None or not base.ok or not e.ok or not e.time:
+        if base is None or not base.ok or not e.ok or not e.time or not base.minibatch:
             return None
-        return base.time / e.time
+        return (base.time / e.time) * (e.minibatch / base.minibatch)
+
+    @property
+    def same_minibatch(self) -> bool:
+        """Every fabric estimated ran the same minibatch, so times per iteration compare."""
+        return len({e.minibatch for e in self.estimates if e.ok}) <= 1
 
     def to_dict(self) -> dict:
         return {
             "workload": self.workload,
             "strategy": self.strategy,
             "baseline": self.baseline,
+            "speedup_of": "samples_per_s",
+            "same_minibatch": self.same_minibatch,
             "fabrics": [dict(e.to_dict(), speedup=self.speedup(e)) for e in self.estimates],
         }
 
@@ -609,7 +622,7 @@ def _sweep_task(args: tuple) -> dict:
     wl_spec, fab_spec, card, st, npu, over = args
     try:
         e = estimate(wl_spec, fab_spec, st, npu=npu, timing_card=card, sweep_settings=True, **over)
-    except ValueError as exc:
+    except InputError as exc:  # a strategy this workload or fabric cannot run
         return {"strategy": st, "fabric": str(fab_spec), "invalid": str(exc)}
     return {"estimate": e}
 
@@ -651,7 +664,7 @@ def sweep(
             from distributed import Client
             from distributed import as_completed as dask_completed
         except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise ValueError(
+            raise InputError(
                 "a Dask scheduler needs the 'cluster' extra: pip install 'fred-fabric[cluster]'"
             ) from exc
         with Client(scheduler) as client:
@@ -664,7 +677,7 @@ def sweep(
     elif (processes or os.cpu_count() or 1) > 1 and total > 1:
         workers = processes or os.cpu_count() or 1
         # One chunk of strategies per fabric and worker keeps the per-process memo useful.
-        with ProcessPoolExecutor(max_workers=workers) as ex:
+        with worker_pool(workers) as ex:
             futs = {ex.submit(_sweep_task, t): i for i, t in enumerate(tasks)}
             for fut in as_completed(futs):
                 results[futs[fut]] = fut.result()

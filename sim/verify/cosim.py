@@ -43,6 +43,7 @@ from pathlib import Path
 from fredfab.hw.fabric_params import FabricParams
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
+from fredfab.model.errors import InputError
 from fredfab.sim import progress
 from fredfab.sim.verify.build_cache import directory_lock
 from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
@@ -248,7 +249,7 @@ def check_simulator(sim: str) -> None:
     from fredfab.sim.verify.toolchain import have_icarus, verilator_bin_dir
 
     if sim not in SIMULATORS:
-        raise ValueError(f"simulator {sim!r} is not supported; use one of {', '.join(SIMULATORS)}")
+        raise InputError(f"simulator {sim!r} is not supported; use one of {', '.join(SIMULATORS)}")
     if sim == "icarus" and not have_icarus():
         raise SimulatorMissing("Icarus Verilog (iverilog, vvp) is not on PATH")
     if sim == "verilator":
@@ -420,6 +421,11 @@ class RunFiles:
             return self.run_dir / f"{b.top}.fst"
         return self.run_dir / ("dump.fst" if verilator_fst() else "dump.vcd")
 
+    def waves_written(self, b: Build) -> Path | None:
+        """The waveform a run of ``b`` wrote, if it is a waves build and wrote one."""
+        wave_file = self.wave_file(b)
+        return wave_file if wave_file is not None and wave_file.exists() else None
+
 
 def _check_scenarios(scenarios: Sequence[Scenario]) -> None:
     if not scenarios:
@@ -547,14 +553,6 @@ def run(
         ScenarioFile(b.manifest, list(scenarios)).write(files.scenarios)
         wall = run_bench(b, files, seed, scenarios=[s.name for s in scenarios])
         results = _collect([s.name for s in scenarios], files)
-    wave_file = files.wave_file(b)
     return CosimResult(
-        sim,
-        params.name,
-        files.run_dir,
-        files.log,
-        b.seconds,
-        wall,
-        results,
-        wave_file if wave_file and wave_file.exists() else None,
+        sim, params.name, files.run_dir, files.log, b.seconds, wall, results, files.waves_written(b)
     )
