@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.graph import BOUNDARY, SUM_OPERANDS, Endpoint, SourceKind, SwitchGraph
 
 #: Register stages a pipelined adder can have (hw/adder.py splits a float adder into at most
@@ -36,10 +37,10 @@ MAX_ADDER_STAGES = 6
 
 def _count(name: str, value: object, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise InputError(f"{name} must be an integer, got {value!r}")
     if value < 0 or (high is not None and value > high):
         bound = f">= 0 and <= {high}" if high is not None else ">= 0"
-        raise ValueError(f"{name} must be {bound}, got {value}")
+        raise InputError(f"{name} must be {bound}, got {value}")
     return value
 
 
@@ -89,7 +90,7 @@ def path_cycles(
     nothing stalls it (what the co-simulation bench checks for every flit).
     """
     if len(cycles) != len(graph.nodes):
-        raise ValueError(f"{len(cycles)} node latencies for {len(graph.nodes)} nodes")
+        raise InputError(f"{len(cycles)} node latencies for {len(graph.nodes)} nodes")
     reach: dict[Endpoint, dict[int, int]] = {
         Endpoint(BOUNDARY, p): {p: 0} for p in range(graph.ports)
     }

@@ -62,9 +62,21 @@ CASES += [
     )
     for arch in ("clos", "xbar")
 ]
+#: The largest size without and with register slices and adder pipes (the slowest cases of
+#: this file, the same slicing and pipe code that every smaller size runs in the default
+#: suite): with the slow suite.
+SLOW_CASES = [
+    (8, 3, "fp32", 0, 0, "clos"),
+    (8, 3, "fp32", 2, 0, "clos"),
+    (8, 3, "fp32", 2, 4, "clos"),
+    (8, 3, "fp32", 2, 4, "xbar"),
+]
 
 
-@pytest.mark.parametrize("P,m,dtype,regs,adder,arch", CASES)
+@pytest.mark.parametrize(
+    "P,m,dtype,regs,adder,arch",
+    [pytest.param(*c, marks=[pytest.mark.slow] if c in SLOW_CASES else []) for c in CASES],
+)
 def test_random_flows(P, m, dtype, regs, adder, arch):
     rng = np.random.default_rng(P * 100 + m * 10 + regs + 1000 * adder)
     lanes = 2
