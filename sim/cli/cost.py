@@ -144,9 +144,7 @@ def run(args: argparse.Namespace) -> int:
     if not arches or any(a not in ARCHES for a in arches):
         raise UserError(f"--arch {args.arch!r}: give one or more of {', '.join(ARCHES)}")
     variants = [
-        SwitchParams(
-            ports=p, m=args.m, lanes=args.lanes, dtype=args.dtype, arch=a, adder_stages=n
-        )
+        SwitchParams(ports=p, m=args.m, lanes=args.lanes, dtype=args.dtype, arch=a, adder_stages=n)
         for a in arches
         for p in ports
         for n in args.adder_stages
