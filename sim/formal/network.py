@@ -1,10 +1,15 @@
 """Harnesses of the whole interconnect (hw/interconnect.py), Clos or crossbar, built by the
 generator from ``SwitchParams`` with one int8 lane (the integer adder).
 
+Every node registers its configuration field (hw/interconnect.py), so a word applies from
+the cycle after it is set; the control units admit no flit until then (they change the
+configuration only while the switch is drained and its ports closed). The harnesses keep
+that contract: the word is set in the first cycle and no sender offers a flit in it.
+
 Function (``function_harness``): the interconnect without register slices
 (``regs_per_stage=0``, so an output shows this cycle's inputs), configured by ANY word the
 model's decoder accepts (``AnyConst``, assumed accepted by model/switch/config.py's rules),
-any senders with any data, any receivers. Asserted at every output port, every cycle: an
+any senders with any data (from the second cycle on), any receivers. Asserted at every output port, every cycle: an
 output the model leaves silent is never valid; a valid output has every input the model
 adds into it valid, and its data are the wrapping integer sum of exactly those inputs' data.
 The data are universally quantified, so equal sums for every data mean equal sets of inputs,
@@ -56,6 +61,13 @@ def _configured(m: Module, ic: Interconnect, swap_bits: bool, any_word: bool = F
     if swap_bits:
         word = Cat(word[1], word[0], word[2:])
     m.d.comb += ic.config.eq(word)
+    # The nodes hold the word from the second cycle on: nothing enters before (module
+    # docstring).
+    configured = Signal(name="configured")
+    m.d.sync += configured.eq(1)
+    with m.If(~configured):
+        for p, i in enumerate(ic.i):
+            m.d.comb += Assume(~i.valid, f"i{p}: no flit before the nodes hold the word")
     return config
 
 
