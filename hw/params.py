@@ -76,6 +76,20 @@ class SwitchParams:
             f"_r{self.regs_per_stage}{a}"
         )
 
+    def report_fields(self) -> dict:
+        """What a row of a cost report says of its variant (`fred cost`, `fred cost --fpga`,
+        `make bench`): architecture, size, element type, adder stages and latency; m only for
+        the Clos."""
+        return {
+            "arch": self.arch,
+            "ports": self.ports,
+            "m": self.m if self.arch == "clos" else None,
+            "lanes": self.lanes,
+            "dtype": self.dtype,
+            "adder_stages": self.adder_stages,
+            "latency_cycles": self.latency_cycles,
+        }
+
     def to_dict(self) -> dict:
         return asdict(self)
 

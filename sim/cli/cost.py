@@ -111,18 +111,12 @@ def _one(job: tuple[SwitchParams, Path]) -> dict:
     report = synthesize(FredSwitch(params), params.name, synth_root / params.name)
     counts = params.topology.counts()
     return {
-        "arch": params.arch,
-        "ports": params.ports,
-        "m": params.m if params.arch == "clos" else None,
-        "lanes": params.lanes,
-        "dtype": params.dtype,
-        "adder_stages": params.adder_stages,
+        **params.report_fields(),
         "nand2_eq": round(report.nand2_eq),
         "adders": counts["adders"] * params.lanes,
         "mux_inputs": 2 * report.mux2,
         "flops": report.flops,
         "logic_depth": report.logic_depth,
-        "latency_cycles": params.latency_cycles,
         "nodes": counts["uswitches"],
         "config_bits": counts["config_bits"],
         "cells": report.cells,

@@ -220,13 +220,7 @@ def variant_row(params, workdir: Path, seed: int = DEFAULT_SEED) -> dict:
 
     row = {
         "variant": params.name,
-        "arch": params.arch,
-        "ports": params.ports,
-        "m": params.m if params.arch == "clos" else None,
-        "lanes": params.lanes,
-        "dtype": params.dtype,
-        "adder_stages": params.adder_stages,
-        "latency_cycles": params.latency_cycles,
+        **params.report_fields(),
         "device": DEVICE.name,
         "seed": seed,
     }
