@@ -26,6 +26,7 @@ change cost nothing.
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,7 +153,9 @@ class _FlowSim:
         # entries (the transfer's fin moved since) are skipped. None in array mode. Dropped for
         # good once most recent searches outgrew _SMALL (``_big``: their share, averaged over
         # the last ~256).
-        self._on_link: list[set[int]] | None = [set() for _ in range(self.nl)]
+        # (A dict of the links in use: a fabric of thousands of links runs many small
+        # schedules, which must not pay for a set per link each.)
+        self._on_link: dict[int, set[int]] | None = defaultdict(set)
         self._running: set[int] = set()
         self._running_links = 0
         self._heap: list[tuple[float, int]] = []
@@ -441,7 +444,7 @@ class _FlowSim:
         self._gone = []
 
     def _to_sets(self) -> None:
-        on: list[set[int]] = [set() for _ in range(self.nl)]
+        on: dict[int, set[int]] = defaultdict(set)
         for lk, t in zip(self.act_links.tolist(), self.act_owner.tolist(), strict=True):
             on[lk].add(t)
         self._on_link = on
