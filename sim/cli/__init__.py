@@ -28,6 +28,7 @@ COMMANDS = (
     "compare",
     "sweep",
     "sensitivity",
+    "validate",
     "cost",
 )
 
