@@ -178,20 +178,20 @@ class PacketControl(wiring.Component):
                             m.d.comb += match[p][v].eq((h.seq == E[k][p]) & slot_inputs[k][p])
                     with m.Case(UNICAST_INDEX):
                         m.d.comb += match[p][v].eq(h.dst < P)
-        # good[p][v][k]: a head of VC v, slot k, that may be committed.
+        # good[p][v][k]: a head of VC v, slot k, that may be committed. A signal each (as
+        # are can's terms below): every port's test reads every other port's, and repeated
+        # Python expressions are copied into the Verilog once per use.
         good = [
-            [
-                [
-                    hd[p][v].valid
-                    & (hd[p][v].header.index == k)
-                    & (hd[p][v].header.vc == DATA_VCS[v])
-                    & match[p][v]
-                    for k in range(K)
-                ]
-                for v in range(V)
-            ]
+            [[Signal(name=f"good_p{p}_v{v}_s{k}") for k in range(K)] for v in range(V)]
             for p in range(P)
         ]
+        for p in range(P):
+            for v in range(V):
+                h = hd[p][v].header
+                for k in range(K):
+                    m.d.comb += good[p][v][k].eq(
+                        hd[p][v].valid & (h.index == k) & (h.vc == DATA_VCS[v]) & match[p][v]
+                    )
         for p in range(P):
             for v in range(V):
                 h = hd[p][v].header
@@ -206,7 +206,8 @@ class PacketControl(wiring.Component):
             for k in range(1, K):
                 for p in range(P):
                     others = Cat(~in_of_in[k][p][q] | good[q][v][k] for q in range(P)).all()
-                    can[v][k][p] = good[p][v][k] & others
+                    can[v][k][p] = Signal(name=f"can_v{v}_s{k}_p{p}")
+                    m.d.comb += can[v][k][p].eq(good[p][v][k] & others)
         # Unicast: the round each unicast head needs.
         port_bits = max(1, (P - 1).bit_length())
         uround = [[Signal(port_bits, name=f"uround_p{p}_v{v}") for v in range(V)] for p in range(P)]
@@ -454,13 +455,17 @@ class PacketControl(wiring.Component):
                 rewrite = self.flows.valid & (fr.slot == k) & (fr.port == q) & (fr.table == 1)
                 m.d.sync += acked[k][q].eq(Mux(rewrite, 0, f))
             # The least over the receivers of the packet's flow: the outputs whose flow has
-            # the same inputs (``targets``).
+            # the same inputs (``targets``). Each step's running minimum is a signal of its
+            # own: as a Python expression it would appear twice in the next step (compared
+            # and selected), and the Verilog would double with every port (2^P copies).
             pick, have = Const(0, SEQ_BITS), Const(0)
             for q in range(P):
                 member = in_of_out[k][q] == targets
                 take = member & (~have | _before(fresh[q], pick))
-                pick = Mux(take, fresh[q], pick)
-                have = have | member
+                pick_q = Signal(SEQ_BITS, name=f"floor_s{k}_upto_q{q}")
+                have_q = Signal(name=f"floor_s{k}_any_q{q}")
+                m.d.comb += [pick_q.eq(Mux(take, fresh[q], pick)), have_q.eq(have | member)]
+                pick, have = pick_q, have_q
             m.d.comb += floor[k].eq(pick)
         for k in range(1, K):
             for p in range(P):

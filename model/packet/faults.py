@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import LinkFlit, crc8
 
 
@@ -40,9 +41,9 @@ class LinkFaults:
         for name in ("drop_rate", "corrupt_rate"):
             rate = getattr(self, name)
             if not 0.0 <= rate < 1.0:
-                raise ValueError(f"{name} must be in [0, 1), got {rate!r}")
+                raise InputError(f"{name} must be in [0, 1), got {rate!r}")
         if self.data_bits < 3:
-            raise ValueError(f"data_bits must be at least 3, got {self.data_bits}")
+            raise InputError(f"data_bits must be at least 3, got {self.data_bits}")
         self._rng = random.Random(self.seed)
 
     def apply(self, flit: LinkFlit) -> LinkFlit | None:

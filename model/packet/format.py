@@ -45,6 +45,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fredfab.model.errors import InputError
+
 VC_MP, VC_DP, VC_PP, VC_CTRL = 0, 1, 2, 3
 DATA_VCS = (VC_MP, VC_DP, VC_PP)
 N_VCS = 4
@@ -222,7 +224,7 @@ class PacketFormat:
         for name, (low, high) in FORMAT_LIMITS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ValueError(f"{name} must be an integer >= {low} and <= {high}, got {value!r}")
+                raise InputError(f"{name} must be an integer >= {low} and <= {high}, got {value!r}")
 
     @property
     def data_packet_flits(self) -> int:
