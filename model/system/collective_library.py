@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.toml_fields import check_number
 
 #: Protocols a library may list (NCCL has three).
@@ -71,7 +72,7 @@ class CollectiveLibrary:
     def __post_init__(self) -> None:
         check_number(self.fixed_cost, f"library {self.name}: fixed cost", lo=0)
         if not 1 <= len(self.protocols) <= MAX_PROTOCOLS:
-            raise ValueError(
+            raise InputError(
                 f"library {self.name}: 1 to {MAX_PROTOCOLS} protocols, got {len(self.protocols)}"
             )
 

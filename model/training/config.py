@@ -165,6 +165,11 @@ class TrainingConfig:
                 raise ValueError("virtual_stages > 1 (interleaved 1F1B) is weight-stationary only")
             if self.pipeline != "1f1b":
                 raise ValueError("virtual_stages > 1 runs the interleaved 1F1B schedule only")
+            if self.strategy.pp < 2:
+                raise ValueError(
+                    f"virtual_stages > 1 (interleaved 1F1B) needs pipeline stages (PP >= 2); "
+                    f"{self.strategy} has PP {self.strategy.pp}"
+                )
             if self.microbatches % self.strategy.pp:
                 raise ValueError(
                     f"the interleaved schedule needs microbatches ({self.microbatches}) to be "

@@ -24,6 +24,7 @@ import functools
 import tomllib
 from pathlib import Path
 
+from fredfab.model.errors import InputError
 from fredfab.model.system.units import GB
 from fredfab.model.toml_fields import Table
 from fredfab.model.training.config import NPU
@@ -34,7 +35,7 @@ _FIELDS = ("peak_TFLOPS", "hbm_GBps", "hbm_GB", "kernel_efficiency")
 _TOP = {"schema", "name", "description", "sources", *_FIELDS}
 
 
-class NPUError(ValueError):
+class NPUError(InputError):
     """An NPU file that is malformed."""
 
 

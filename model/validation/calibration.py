@@ -1,6 +1,6 @@
 """The calibrated parameters: what no datasheet gives, fitted on the calibration subset of the
 validation data and frozen in the shipped files (fredfab.sim.engines.calibration fits them;
-tests/model/validation checks that the frozen values are that fit).
+tests/sim/engines/test_calibration.py checks that the frozen values are that fit).
 
 * ``kernel_efficiency``: the share of peak an A100 GEMM sustains; frozen in
   model/training/data/npus/a100.toml; fitted on SC'21 Table 1, row 1.7B.

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fredfab.model.errors import InputError
 from fredfab.model.toml_fields import REQUIRED, Table
 from fredfab.model.training.npu_files import load_npu
 
@@ -37,7 +38,7 @@ DATA_DIR = Path(__file__).with_name("data")
 KINDS = ("training", "collective")
 
 
-class ValidationDataError(ValueError):
+class ValidationDataError(InputError):
     """A validation file that is malformed."""
 
 

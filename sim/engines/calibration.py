@@ -18,7 +18,7 @@ the validation data, and nothing else.
    time equals its measurement (bisection), with the links and library of steps 1-2.
 
 The network time of a collective on the zero-latency cluster scales exactly as 1 / the link
-share (tests/model/validation check it), so step 1 simulates each size once.
+share (tests/sim/engines/test_calibration.py checks it), so step 1 simulates each size once.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.validation.calibration import PARAMETERS, Calibration
 from fredfab.model.validation.suite import Dataset, Point
 from fredfab.sim.engines.validation import cluster, evaluate, network_time
@@ -43,7 +44,7 @@ START = Calibration(
 ROUNDS = 8
 
 
-class CalibrationError(ValueError):
+class CalibrationError(InputError):
     """The calibration subset does not determine every parameter."""
 
 
