@@ -235,6 +235,13 @@ def stationary(
     dp_tasks: dict[int, list[int]] = {s: [] for s in range(P)}
     dp_op = CollectiveKind.ALL_REDUCE if cfg.zero_stage == 0 else CollectiveKind.REDUCE_SCATTER
     buckets = cfg.dp_overlap and v == 1 and st.dp > 1
+
+    def dp_reduce(name: str, s: int, size: float, dep: int) -> int:
+        """Stage ``s``'s DP reduction of ``size`` gradient bytes after task ``dep``."""
+        groups = layout.dp_groups(s)
+        t = comm.time(dp_op, groups, [float(size)] * len(groups))
+        return tl.add(name, f"dp{s}", t, "dp", deps=[dep], where=groups)
+
     for s in range(P):
         last_b = None
         for kind, chunk, i in stage_order(s, P, m, v, cfg.pipeline == "gpipe"):
@@ -259,24 +266,13 @@ def stationary(
                 )
             else:
                 # Last microbatch: backward in buckets, each followed by its DP reduction.
-                groups = layout.dp_groups(s)
                 first = t = None
                 for j, bucket in enumerate(_buckets(c.grad_bytes, idx[::-1], cfg.dp_bucket_bytes)):
                     t = tl.add(
                         f"B{k}.{i}.b{j}", f"stage{s}", _parts(c, bucket, True), where=mp_of[s]
                     )
                     first = t if first is None else first
-                    size = float(c.grad_bytes[bucket].sum())
-                    dp_tasks[s].append(
-                        tl.add(
-                            f"DP{s}.b{j}",
-                            f"dp{s}",
-                            comm.time(dp_op, groups, [size] * len(groups)),
-                            "dp",
-                            deps=[t],
-                            where=groups,
-                        )
-                    )
+                    dp_tasks[s].append(dp_reduce(f"DP{s}.b{j}", s, c.grad_bytes[bucket].sum(), t))
                 B[k, i], Bfirst[k, i] = t, first
             last_b = B[k, i]
             if k > 0:
@@ -290,18 +286,8 @@ def stationary(
                 )
         if not buckets and st.dp > 1:
             # All of the stage's gradients at once, after its last backward.
-            groups = layout.dp_groups(s)
-            size = float(sum(c.grad_bytes[a:e].sum() for a, e in ranges[s::P]))
-            dp_tasks[s].append(
-                tl.add(
-                    f"DP{s}",
-                    f"dp{s}",
-                    comm.time(dp_op, groups, [size] * len(groups)),
-                    "dp",
-                    deps=[last_b],
-                    where=groups,
-                )
-            )
+            size = sum(c.grad_bytes[a:e].sum() for a, e in ranges[s::P])
+            dp_tasks[s].append(dp_reduce(f"DP{s}", s, size, last_b))
     for i in range(m):
         tl.depend(F[0, i], inputs[i])
         tl.depend(Bfirst[K - 1, i], F[K - 1, i])

@@ -21,12 +21,11 @@ says so (an NPU that was never measured, such as the paper's wafer NPU).
 from __future__ import annotations
 
 import functools
-import tomllib
 from pathlib import Path
 
 from fredfab.model.errors import InputError
 from fredfab.model.system.units import GB
-from fredfab.model.toml_fields import Table
+from fredfab.model.toml_fields import Table, read_toml
 from fredfab.model.training.config import NPU
 
 SCHEMA = "fred-npu/1"
@@ -56,13 +55,7 @@ def _load(spec: str) -> NPU:
         raise NPUError(
             f"NPU {spec!r} is neither a shipped NPU ({', '.join(shipped_npus())}) nor a TOML file"
         )
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise NPUError(f"{path}: cannot read the NPU: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise NPUError(f"{path}: not valid TOML: {exc}") from None
-    return npu_from_dict(data, str(path))
+    return npu_from_dict(read_toml(path, NPUError, "the NPU"), str(path))
 
 
 def npu_from_dict(data: dict, source: str = "<dict>") -> NPU:

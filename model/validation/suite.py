@@ -23,14 +23,13 @@ half a unit of the last digit the source prints, relative to the value.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fredfab.model.errors import InputError
-from fredfab.model.toml_fields import REQUIRED, Table
+from fredfab.model.toml_fields import REQUIRED, Table, read_toml
 from fredfab.model.training.npu_files import load_npu
 
 SCHEMA = "fred-validation/1"
@@ -134,13 +133,7 @@ def load_suite(paths: list[str | Path] | None = None) -> list[Dataset]:
 
 def load_dataset(path: str | Path) -> Dataset:
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationDataError(f"{path}: cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValidationDataError(f"{path}: not valid TOML: {exc}") from None
-    return dataset_from_dict(data, path)
+    return dataset_from_dict(read_toml(path, ValidationDataError, "the dataset"), path)
 
 
 def dataset_from_dict(data: Mapping[str, Any], path: Path) -> Dataset:
