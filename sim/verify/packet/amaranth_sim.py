@@ -24,12 +24,16 @@ class AmaranthPins:
     def rx_credit(self, port: int) -> int:
         return self.ctx.get(self.dut.rx_credit[port])
 
-    def drive(self, port: int, flit: int | None, tx_credit: int) -> None:
+    def rx_ack(self, port: int) -> int:
+        return self.ctx.get(self.dut.rx_ack[port].as_value())
+
+    def drive(self, port: int, flit: int | None, tx_credit: int, tx_ack: int) -> None:
         r = self.dut.rx[port]
         self.ctx.set(r.valid, flit is not None)
         if flit is not None:
             self.ctx.set(r.payload.as_value(), flit)
         self.ctx.set(self.dut.tx_credit[port], tx_credit)
+        self.ctx.set(self.dut.tx_ack[port].as_value(), tx_ack)
 
     def write_cfg(self, slot: int, addr: int, data: int) -> None:
         self.ctx.set(self.dut.cfg.valid, 1)

@@ -11,13 +11,15 @@ REPORT_ENV = "FRED_PACKET_REPORT"
 
 def result_dict(result: LoopResult, wall_seconds: float) -> dict:
     npus = result.npus
-    delivered = sum(len(r.got) for n in npus for r in n.receivers.values())
+    delivered = sum(len(r.got) for n in npus for r in n.receivers)
     flits = {
         "data_packets_sent": sum(n.stats.data_packets_sent for n in npus),
         "retransmissions": sum(n.retransmissions for n in npus),
         "control_sent": sum(n.stats.control_sent for n in npus),
         "bad_packets_received": sum(n.stats.bad_packets for n in npus),
         "sender_timeouts": sum(n.stats.timeouts for n in npus),
+        "rewinds": sum(s.gbn.rewinds for n in npus for s in n.senders),
+        "syncs_sent": sum(n.stats.syncs_sent for n in npus),
     }
     return {
         "passed": result.passed,
@@ -32,7 +34,7 @@ def result_dict(result: LoopResult, wall_seconds: float) -> dict:
         "deliveries": {
             f"{n.port}:{key}": [n.first_delivery.get(key), n.last_delivery.get(key), len(r.got)]
             for n in npus
-            for key, r in n.receivers.items()
+            for key, r in n.rx_by_key.items()
         },
         # Data VCs: a control packet is one flit and returns its credit sooner.
         "credit_rtt": _summary([t for n in npus for vc, t in n.credit_rtts if vc != VC_CTRL]),
