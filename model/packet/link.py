@@ -72,6 +72,7 @@ from fredfab.model.packet.format import (
     LinkFlit,
     PacketFormat,
 )
+from fredfab.model.packet.link_retry import replay_gap
 
 #: The tail timeout, in packets' worth of link cycles (``packet_flits + 1`` each). A sender
 #: may put flits of the other three VCs between two flits of a packet; one that finishes a
@@ -83,8 +84,10 @@ TAIL_TIMEOUT_PACKETS = 4
 
 
 def tail_timeout(fmt: PacketFormat) -> int:
-    """Cycles without a flit on a data VC after which the packet open on it ends."""
-    return TAIL_TIMEOUT_PACKETS * fmt.data_packet_flits
+    """Cycles without a flit on a data VC after which the packet open on it ends: the gap a
+    sender may leave (``TAIL_TIMEOUT_PACKETS`` packets' worth), and with link-level retry
+    the gap a replay can add (model/packet/link_retry.py ``replay_gap``)."""
+    return TAIL_TIMEOUT_PACKETS * fmt.data_packet_flits + replay_gap(fmt)
 
 
 #: The sync interval, in packets' worth of link cycles: long against a credit round trip

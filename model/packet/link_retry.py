@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from fredfab.model.packet.format import LSEQ_BITS, LinkFlit, LinkFormat
+from fredfab.model.packet.format import LSEQ_BITS, LinkFlit, LinkFormat, PacketFormat
 
 #: Flits the sending end keeps for a replay: below half the sequence space, so ``expect``
 #: always tells acknowledged from outstanding.
@@ -40,6 +40,15 @@ REPLAY_DEPTH = 16
 #: Cycles without acknowledgement progress, flits outstanding, before a replay: the round
 #: trip is 2 cycles (a flit registered, the receiving end's ``expect`` registered).
 RETRY_TIMEOUT = 8
+
+
+def replay_gap(fmt: PacketFormat) -> int:
+    """The longest gap one replay puts between two flits of a packet on a link with retry:
+    a lost flit with nothing after it is found after ``RETRY_TIMEOUT`` cycles without
+    progress, and its replay takes the round trip and a cycle to reach the far end (a second
+    loss of the same flit within a replay is not covered: its packet is cut and the packet
+    layer repairs it). 0 without retry."""
+    return RETRY_TIMEOUT + 4 if fmt.link_retry else 0
 
 
 def lseq_after(a: int, b: int) -> bool:

@@ -125,9 +125,9 @@ class Estimate:
     switch_timing: dict[str, Any] = field(default_factory=dict)
     #: On FRED fabrics, what the switch's phase rule did (phase_rule_summary); {} elsewhere.
     phase_rule: dict[str, Any] = field(default_factory=dict)
-    #: Share of every link's rate that carries payload under packet headers, on every fabric
-    #: (PacketCosts.header_payload_fraction of the card that applied); communication times
-    #: were divided by it.
+    #: Share of every link's rate that carries payload under packet headers and link-level
+    #: retry, on every fabric (PacketCosts.link_fraction of the card that applied);
+    #: communication times were divided by it.
     payload_fraction: float = 1.0
     notes: tuple[str, ...] = ()
 
@@ -302,9 +302,10 @@ def estimate(
     else:
         tl = streaming(wl, cfg, npu, layout, comm, mem.recompute, mem.accumulation)
     # The mesh's routers forward the same packets as FRED's switches (a header flit per
-    # packet_flits payload flits), so the header costs every fabric the same share of its
-    # links, from the same card; charging it to FRED alone would bias the comparison.
-    payload = _packet_costs(fab, timing_card).header_payload_fraction
+    # packet_flits payload flits) over the same links, whose link-level retry replays a
+    # faulted flit: the header and the faults cost every fabric the same share of its
+    # links, from the same card; charging them to FRED alone would bias the comparison.
+    payload = _packet_costs(fab, timing_card).link_fraction
     tl = at_payload_rate(tl, payload)
     rule_summary: dict[str, Any] = {}
     if fab.has_fred_switches:

@@ -22,8 +22,9 @@ returns:
    stream whose Go-Back-N window, message release and VC credits allow one (streams taken in
    turn); all of it only when the retry sender is ready, which otherwise sends a replayed
    flit or nothing;
-5. credits out: per VC, one freed buffer slot is returned unless the cycle stalls it; and
-   the retry receiver's (expect, nak) goes back with them.
+5. credits out: per VC, one freed buffer slot is returned unless the cycle stalls it (or
+   the scenario holds this NPU's credits back now: a slow receiver); and the retry
+   receiver's (expect, nak) goes back with them.
 
 Idle and stall come from one xorshift64 sequence stepped every cycle (model/prng.py): the
 cycle is idle when bits [0, 12) are below ``idle * 2**12``, VC v's credit stalls when bits
@@ -105,8 +106,10 @@ class Npu:
         idle: float,
         stall: float,
         draws_seed: int,
+        credit_holds: tuple[tuple[int, int], ...] = (),
     ) -> None:
         self.port = port
+        self.credit_holds = credit_holds  # (first, end) cycles it returns no credit in
         self.link_out = LinkSender(fmt, data_bits)
         self.link_in = LinkReceiver(fmt, data_bits, npu_tail_timeout(fmt))
         self.retry_out = RetrySender(fmt.link_retry)
@@ -144,8 +147,9 @@ class Npu:
         self.stats = EndpointStats()
         self.first_delivery: dict[tuple, int] = {}
         self.last_delivery: dict[tuple, int] = {}
-        #: (cycle, flit) of every flit sent; and per delivery (cycle, stream key, index)
-        self.sent_log: list[tuple[int, LinkFlit]] | None = None
+        #: When a list: per cycle, what came in (rx flit, credit bits, retry state) and
+        #: what went out (flit, credit bits, retry state): the hardware endpoint's lockstep.
+        self.io_log: list[tuple] | None = None
         # Credit round trips: when each packet's head left, per VC in order, and the cycles
         # until its credit came back (meaningful on a link without faults).
         self._sent_at: list[deque[int]] = [deque() for _ in range(N_VCS)]
@@ -162,6 +166,7 @@ class Npu:
         return ours."""
         for s in self.senders:
             s.gbn.clock(now)
+        rx_in = rx
         self.retry_out.ack(*rx_ack)
         rx = self.retry_in.take(rx)
         for vc in range(N_VCS):
@@ -185,8 +190,11 @@ class Npu:
             for h in r.gbn.tick(now):
                 r.answer = h
         flit = self.retry_out.send(self._send(now) if self.retry_out.ready else None)
-        credits = self._return_credits()
+        held = any(first <= now < end for first, end in self.credit_holds)
+        credits = 0 if held else self._return_credits()
         self.draws.step()
+        if self.io_log is not None:
+            self.io_log.append((rx_in, rx_credits, rx_ack, flit, credits, self.retry_in.ack))
         return flit, credits, self.retry_in.ack
 
     def _event(self, now: int, event) -> None:
@@ -243,8 +251,6 @@ class Npu:
             self.link_out.sent(flit, now)
             if flit.head and not flit.sync:  # the packet's credit is spent with its head
                 self._sent_at[flit.vc].append(now)
-            if self.sent_log is not None:
-                self.sent_log.append((now, flit))
         return flit
 
     def _next_flit(self, now: int) -> LinkFlit | None:

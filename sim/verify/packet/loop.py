@@ -81,10 +81,12 @@ async def run_loop(
     fmt: PacketFormat,
     data_bits: int,
     trace: Callable[..., None] | None = None,
+    on_npus: Callable[[list[Npu]], None] | None = None,
 ) -> LoopResult:
     """Run ``scenario``. ``trace(cycle, drives, seen, phase)``, when given, sees every
-    cycle: per port what the NPU drove (rx flit bits or None, tx credits) and what the switch
-    drove (tx flit bits or None, rx credits), and (phase valid, vc, index, reconfiguring)."""
+    cycle: per port what the NPU drove (rx flit bits or None, tx credits, retry state) and
+    what the switch drove (tx flit bits or None, rx credits, retry state), and (phase valid,
+    vc, index, reconfiguring). ``on_npus`` sees the NPUs before the first cycle."""
     ports = len(traffic.sends)
     links = scenario.links
     link = fmt.link(data_bits)
@@ -101,9 +103,12 @@ async def run_loop(
             idle=links.idle,
             stall=links.stall,
             draws_seed=npu_seed(scenario.seed, p),
+            credit_holds=tuple((a, b) for q, a, b in scenario.credit_holds if q == p),
         )
         for p in range(ports)
     ]
+    if on_npus is not None:
+        on_npus(npus)
     rates = links.faults
     up = [LinkFaults(rates, link_seed(scenario.seed, p, "up"), link) for p in range(ports)]
     down = [LinkFaults(rates, link_seed(scenario.seed, p, "down"), link) for p in range(ports)]

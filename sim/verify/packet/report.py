@@ -20,6 +20,10 @@ def result_dict(result: LoopResult, wall_seconds: float) -> dict:
         "sender_timeouts": sum(n.stats.timeouts for n in npus),
         "rewinds": sum(s.gbn.rewinds for n in npus for s in n.senders),
         "syncs_sent": sum(n.stats.syncs_sent for n in npus),
+        # Link-level retry at the NPUs' ends: replays of what they sent, and flits of the
+        # switch's they found lost or damaged (the switch's own ends are inside the RTL).
+        "link_replays": sum(n.retry_out.replays for n in npus),
+        "link_rejected": sum(n.retry_in.rejected for n in npus),
     }
     return {
         "passed": result.passed,

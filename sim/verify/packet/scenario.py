@@ -85,6 +85,9 @@ class PacketScenario:
     sender_timeout: int = 600
     receiver_timeout: int = 400
     max_cycles: int = 200_000
+    #: Slow receivers: (port, first cycle, end cycle) windows in which the NPU at that port
+    #: returns no credit to the switch.
+    credit_holds: tuple[tuple[int, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         # What the switch's sequence numbers are kept for (docs/switch-rtl.md, "Control
@@ -116,6 +119,7 @@ class PacketScenario:
             for p in d["phases"]
         )
         d["links"] = LinkHostility(**d["links"])
+        d["credit_holds"] = tuple(tuple(h) for h in d.get("credit_holds", ()))
         return cls(**d)
 
 
