@@ -4,8 +4,8 @@ packet in flight + the interconnect's drain + the slot copy and its check."""
 
 from __future__ import annotations
 
-from fredfab.hw.packet.slot_store import stride
 from fredfab.hw.packet.params import PacketParams
+from fredfab.hw.packet.slot_store import stride
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.format import VC_CTRL, VC_DP, VC_MP, LinkFlit, PacketFormat
 from fredfab.sim.verify.packet.amaranth_sim import run_switch
