@@ -59,6 +59,7 @@ from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.config_layout import config_data_layout
 from fredfab.hw.control import default_config
+from fredfab.hw.named import named
 from fredfab.hw.packet.layouts import head_layout, header_layout
 from fredfab.hw.packet.loss_notices import LossNotices
 from fredfab.hw.packet.params import PacketParams
@@ -184,13 +185,18 @@ class PacketControl(wiring.Component):
                     with m.Case(UNICAST_INDEX):
                         m.d.comb += match[p][v].eq(h.dst < P)
         # good[p][v][k]: a head of VC v, slot k, that may be committed.
+        # (Each a signal: an expression used in several places is built again at each.)
         good = [
             [
                 [
-                    hd[p][v].valid
-                    & (hd[p][v].header.index == k)
-                    & (hd[p][v].header.vc == DATA_VCS[v])
-                    & match[p][v]
+                    named(
+                        m,
+                        hd[p][v].valid
+                        & (hd[p][v].header.index == k)
+                        & (hd[p][v].header.vc == DATA_VCS[v])
+                        & match[p][v],
+                        f"good_p{p}_v{v}_s{k}",
+                    )
                     for k in range(K)
                 ]
                 for v in range(V)
@@ -231,8 +237,10 @@ class PacketControl(wiring.Component):
                 for p in range(P):
                     others = Cat(~in_of_in[k][p][q] | good[q][v][k] for q in range(P)).all()
                     outs_free = Cat(~in_of_out[k][q][p] | out_credit[q][v] for q in range(P)).all()
-                    can_heads[v][k][p] = good[p][v][k] & others
-                    can[v][k][p] = can_heads[v][k][p] & outs_free
+                    can_heads[v][k][p] = named(
+                        m, good[p][v][k] & others, f"can_heads_v{v}_s{k}_p{p}"
+                    )
+                    can[v][k][p] = named(m, can_heads[v][k][p] & outs_free, f"can_v{v}_s{k}_p{p}")
         # Unicast: the round each unicast head needs.
         port_bits = max(1, (P - 1).bit_length())
         uround = [[Signal(port_bits, name=f"uround_p{p}_v{v}") for v in range(V)] for p in range(P)]
@@ -511,8 +519,9 @@ class PacketControl(wiring.Component):
             for q in range(P):
                 member = in_of_out[k][q] == targets
                 take = member & (~have | _before(fresh[q], pick))
-                pick = Mux(take, fresh[q], pick)
-                have = have | member
+                # Each step a signal: ``pick`` appears twice in the next one.
+                pick = named(m, Mux(take, fresh[q], pick), f"floor_s{k}_{q}")
+                have = named(m, have | member, f"floor_have_s{k}_{q}")
             m.d.comb += floor[k].eq(pick)
         # A NACK goes on as a NACK (the senders go back) when it rewinds E, or names E while
         # the senders were not told to go back to it; otherwise as an ACK of the same seq.

@@ -82,6 +82,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
+from fredfab.hw.named import named
 from fredfab.hw.packet.layouts import (
     head_layout,
     header_layout,
@@ -174,7 +175,7 @@ class DataReader(wiring.Component):
         f = self.i.payload
 
         state = Signal(range(3))  # IDLE, WAIT, BODY
-        idle, wait, body = state == 0, state == 1, state == 2
+        idle, wait, body = (named(m, state == k, n) for k, n in enumerate(("idle", "wait", "body")))
         dropping = Signal()  # in BODY: the packet is discarded or dropped, not streamed
         n = Signal(range(max(pf, 2)))  # slots filled so far (a bit even when pf = 1)
         ended = Signal()  # the packet's own flits are over: pad the remaining slots
@@ -187,19 +188,20 @@ class DataReader(wiring.Component):
         ]
 
         # --- BODY, also entered combinationally in the cycle of a commit or discard ---
-        decided = wait & (self.commit | self.discard)
-        streams = (body & ~dropping) | (wait & self.commit)
-        drops = (body & dropping) | (wait & ~self.commit & self.discard)
-        final = n == pf - 1
+        # (Each a signal: an expression used in several places is built again at each.)
+        decided = named(m, wait & (self.commit | self.discard), "decided")
+        streams = named(m, (body & ~dropping) | (wait & self.commit), "streams")
+        drops = named(m, (body & dropping) | (wait & ~self.commit & self.discard), "drops")
+        final = named(m, n == pf - 1, "final")
         # A flit that is not this packet's next one: a head, a sync, or a body flit of
         # another packet.
-        ends = f.head | f.sync | (f.pkt != last_pkt)
+        ends = named(m, f.head | f.sync | (f.pkt != last_pkt), "ends")
         # The tail timeout: every stored flit has been read and the VC has been silent.
-        timeout = ~ended & ~self.i.valid & self.expired
-        pad = ended | (self.i.valid & ends) | timeout
-        take = ~ended & self.i.valid & ~ends
-        fills = (streams | drops) & (pad | take)
-        advance = fills & (drops | self.o.ready)
+        timeout = named(m, ~ended & ~self.i.valid & self.expired, "timeout")
+        pad = named(m, ended | (self.i.valid & ends) | timeout, "pad")
+        take = named(m, ~ended & self.i.valid & ~ends, "take")
+        fills = named(m, (streams | drops) & (pad | take), "fills")
+        advance = named(m, fills & (drops | self.o.ready), "advance")
         m.d.comb += [
             self.o.valid.eq(streams & (pad | take)),
             self.o.payload.data.eq(Mux(take, f.data, 0)),

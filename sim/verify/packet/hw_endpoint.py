@@ -25,6 +25,7 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from fredfab.hw.named import named
 from fredfab.hw.packet.crc import crc_of
 from fredfab.hw.packet.layouts import CREDIT_BITS, header_layout, link_signature
 from fredfab.hw.packet.link_retry import RetryReceiver, RetrySender, ack_layout, offer_layout
@@ -100,7 +101,9 @@ def xorshift(x: Value) -> Value:
     return t2 ^ _shl64(t2, 17)
 
 
-def payload_word(m: Module, seed: int, k: Value, f: Value, data_bits: int, name: str) -> Signal:
+def payload_word(
+    m: Module, seed: int | Value, k: Value, f: Value, data_bits: int, name: str
+) -> Signal:
     """model/packet/payload.py ``payload_word`` of (seed, k, f), combinationally."""
     chunks = []
     for j in range(-(-data_bits // 64)):
@@ -175,7 +178,11 @@ class NpuEndpoint(wiring.Component):
 
         # -- the link reader ----------------------------------------------------------------
         m.submodules.reader = rxl = HwLinkReceiver(params, npu_tail_timeout(fmt))
-        m.d.comb += [rxl.valid.eq(retry_in.o.valid), rxl.flit.eq(retry_in.o.payload)]
+        m.d.comb += [
+            rxl.valid.eq(retry_in.o.valid),
+            rxl.flit.eq(retry_in.o.payload),
+            rxl.crc_ok.eq(retry_in.ok),
+        ]
         errors = []  # protocol errors this cycle
         errors.append(rxl.error)
 
@@ -234,27 +241,30 @@ class NpuEndpoint(wiring.Component):
         for v in DATA_VCS:
             if v not in recv_on:
                 errors.append(rxl.pkt_valid[DATA_VCS.index(v)] & rxl.pkt_ok[DATA_VCS.index(v)])
-        # The word expected where the arriving flit goes: the receiver of its VC's next packet.
-        expect = Signal(width)
+        # The word expected where the arriving flit goes: the next packet of its VC's
+        # receiver, the lane-wise sum of its inputs' hashes. One flit arrives per cycle, so
+        # one set of hash units serves every stream (their seeds chosen by the flit's VC).
+        n_in = max((len(r.seeds) for r in self.recvs), default=0)
+        k_sel = Signal(32)
+        seeds = [Signal(64, name=f"exp_seed_{j}") for j in range(n_in)]
+        uses = [Signal(name=f"exp_use_{j}") for j in range(n_in)]
         for v, i in recv_on.items():
-            r, rcv = self.recvs[i], rcvs[i]
-            words = [
-                payload_word(m, seed, rcv.expected, rxl.append_index, width, f"exp{i}_{j}")
-                for j, seed in enumerate(r.seeds)
-            ]
-            total = Signal(width, name=f"expect_{i}")
-            mask = (1 << lane_bits) - 1
-            lanes_out = []
-            for lane in range(lanes):
-                parts = [w[lane * lane_bits : (lane + 1) * lane_bits] for w in words]
-                acc = parts[0]
-                for p in parts[1:]:
-                    acc = (acc + p)[:lane_bits]
-                lanes_out.append(acc & mask)
-            m.d.comb += total.eq(Cat(*lanes_out))
             with m.If(rxl.append_vc == v):
-                m.d.comb += expect.eq(total)
-        m.d.comb += rxl.expect_word.eq(expect)
+                m.d.comb += k_sel.eq(rcvs[i].expected)
+                for j, seed in enumerate(self.recvs[i].seeds):
+                    m.d.comb += [seeds[j].eq(seed), uses[j].eq(1)]
+        words = [
+            payload_word(m, seeds[j], k_sel, rxl.append_index, width, f"exp{j}")
+            for j in range(n_in)
+        ]
+        lanes_out = []
+        for lane in range(lanes):
+            acc = C(0, lane_bits)
+            for j, w in enumerate(words):
+                part = w[lane * lane_bits : (lane + 1) * lane_bits]
+                acc = (acc + Mux(uses[j], part, 0))[:lane_bits]
+            lanes_out.append(acc)
+        m.d.comb += rxl.expect_word.eq(Cat(*lanes_out))
 
         # -- senders ------------------------------------------------------------------------
         gbns: list[GbnSender] = []
@@ -285,7 +295,7 @@ class NpuEndpoint(wiring.Component):
         m.submodules.draws = draws = XorShift64(kn.draws_seed)
         m.d.comb += draws.advance.eq(1)
         d = draws.value
-        idle = d[:DRAW_BITS] < threshold(kn.idle, DRAW_BITS)
+        idle = named(m, d[:DRAW_BITS] < threshold(kn.idle, DRAW_BITS), "idle")
         # The packet being sent: its stream, index, next payload flit (1..pf) and pkt.
         sending = Signal()
         cur = Signal(range(max(1, len(self.sends))))
@@ -305,7 +315,11 @@ class NpuEndpoint(wiring.Component):
         n_s = len(self.sends)
         turn = Signal(range(max(1, n_s)))
         eligible = [
-            ((now >= st.start) if st.start else C(1, 1)) & (have[st.vc] != 0) & gbns[i].can
+            named(
+                m,
+                ((now >= st.start) if st.start else C(1, 1)) & (have[st.vc] != 0) & gbns[i].can,
+                f"eligible_{i}",
+            )
             for i, st in enumerate(self.sends)
         ]
         pick_snd = Signal(range(max(1, n_s)))
@@ -315,26 +329,32 @@ class NpuEndpoint(wiring.Component):
                 for i in reversed([(t + j) % n_s for j in range(n_s)]):
                     with m.If(eligible[i]):
                         m.d.comb += [pick_snd.eq(i), any_snd.eq(1)]
-        sync_due = [(have[v] == 0) & ~inside[v] & (quiet[v] == interval) for v in range(N_VCS)]
+        sync_due = [
+            named(m, (have[v] == 0) & ~inside[v] & (quiet[v] == interval), f"sync_due_{v}")
+            for v in range(N_VCS)
+        ]
+        any_sync = named(m, Cat(*sync_due).any(), "any_sync")
         sync_vc = Signal(2)
         for v in reversed(range(N_VCS)):
             with m.If(sync_due[v]):
                 m.d.comb += sync_vc.eq(v)
 
-        send_ans = ready & (have[VC_CTRL] != 0) & any_ans
-        go = ready & ~send_ans & ~idle
-        send_body = go & sending
-        send_sync = go & ~sending & Cat(*sync_due).any()
-        send_head = go & ~sending & ~Cat(*sync_due).any() & any_snd
+        send_ans = named(m, ready & (have[VC_CTRL] != 0) & any_ans, "send_ans")
+        go = named(m, ready & ~send_ans & ~idle, "go")
+        send_body = named(m, go & sending, "send_body")
+        send_sync = named(m, go & ~sending & any_sync, "send_sync")
+        send_head = named(m, go & ~sending & ~any_sync & any_snd, "send_head")
 
         flit = Signal(offer_layout(params))
         hdr = Signal(header_layout)
         body_word = Signal(width)
-        # The payload flit of the packet being sent (each stream's own hash).
+        # The payload flit of the packet being sent: its stream's hash.
+        pay_seed = Signal(64)
         for i, st in enumerate(self.sends):
-            w = payload_word(m, st.seed, cur_k, cur_f - 1, width, f"pay{i}")
             with m.If(cur == i):
-                m.d.comb += body_word.eq(w)
+                m.d.comb += pay_seed.eq(st.seed)
+        if self.sends:
+            m.d.comb += body_word.eq(payload_word(m, pay_seed, cur_k, cur_f - 1, width, "pay"))
         with m.If(send_ans):
             for i, r in enumerate(self.recvs):
                 with m.If(pick_ans == i):
@@ -382,7 +402,7 @@ class NpuEndpoint(wiring.Component):
                     ]
             m.d.comb += [flit.data.eq(hdr.as_value()), flit.head.eq(1)]
         m.d.comb += flit.crc.eq(crc_of(flit.data, params.link.crc))
-        sent_any = send_ans | send_body | send_sync | send_head
+        sent_any = named(m, send_ans | send_body | send_sync | send_head, "sent_any")
         m.d.comb += [retry_out.i.valid.eq(sent_any), retry_out.i.payload.eq(flit)]
 
         # -- state updates ------------------------------------------------------------------
@@ -413,7 +433,9 @@ class NpuEndpoint(wiring.Component):
             ]
         # Credits and pkt counters per VC; quiet and ``inside`` for the syncs.
         for v in range(N_VCS):
-            spent = (flit.vc == v) & ((send_ans & (v == VC_CTRL)) | send_head)
+            spent = named(
+                m, (flit.vc == v) & ((send_ans & (v == VC_CTRL)) | send_head), f"spent_{v}"
+            )
             m.d.sync += credits[v].eq(have[v] - spent)
             with m.If(spent):
                 m.d.sync += pkt[v].eq(pkt[v] + 1)

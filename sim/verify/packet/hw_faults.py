@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Array, Const, Elaboratable, Module, Mux, Signal
 
+from fredfab.hw.named import named
 from fredfab.hw.packet.layouts import link_layout
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.faults import (
@@ -59,7 +60,10 @@ class FaultInjector(Elaboratable):
         # The flipped bits: up to three positions (b[16 j : 16 j + 16] * width) >> 16, each a
         # one-hot read from a table (a variable shift would be twice the flit wide).
         pos_bits = max(1, (width - 1).bit_length())
-        positions = [(b[16 * j : 16 * j + 16] * width)[16 : 16 + pos_bits] for j in range(3)]
+        positions = [
+            named(m, (b[16 * j : 16 * j + 16] * width)[16 : 16 + pos_bits], f"flip_at_{j}")
+            for j in range(3)
+        ]
         onehot = Array(Const(1 << i, width) for i in range(width))
         count = Signal(2)
         with m.Switch(b[48:50]):

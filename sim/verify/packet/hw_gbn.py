@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from amaranth.hdl import Elaboratable, Module, Mux, Signal, Value
 
+from fredfab.hw.named import named
 from fredfab.model.packet.format import SEQ_BITS, SEQ_MOD
 from fredfab.sim.verify.soak_harness import XorShift64
 
@@ -71,16 +72,18 @@ class GbnSender(Elaboratable):
         since = Signal(TIME_BITS)
         limit = Signal(INDEX_BITS, init=n if self.messages is None else 0)
 
-        def least(values: list[Value]) -> Value:
+        def least(values: list[Value], name: str) -> Value:
             out = values[0]
-            for v in values[1:]:
-                out = Mux(v < out, v, out)
+            for j, v in enumerate(values[1:]):
+                out = named(m, Mux(v < out, v, out), f"{name}_{j}")  # each step once
             return out
 
         base0 = Signal(INDEX_BITS)
-        m.d.comb += base0.eq(least(acked))
+        m.d.comb += base0.eq(least(acked, "base0"))
         # -- the control packet: ACK, NACK (acknowledgement, and a NACK goes back) or REWIND
-        ack_like = self.ctl_valid & ((self.ctl_kind == 1) | (self.ctl_kind == 2))
+        ack_like = named(
+            m, self.ctl_valid & ((self.ctl_kind == 1) | (self.ctl_kind == 2)), "ack_like"
+        )
         acked1 = [Signal(INDEX_BITS, name=f"acked1_{r}") for r in self.receivers]
         k = Signal(INDEX_BITS)
         mine = Signal()
@@ -93,24 +96,28 @@ class GbnSender(Elaboratable):
         for i, r in enumerate(self.receivers):
             with m.If(self.ctl_src == r):
                 m.d.comb += [idx.eq(i), stale.eq(k < acked[i])]
-        take = ack_like & mine & ~stale & ~(k > high)
+        take = named(m, ack_like & mine & ~stale & ~(k > high), "take")
         m.d.comb += self.error.eq(ack_like & (~mine | (~stale & (k > high))))
         for i in range(len(self.receivers)):
             m.d.comb += acked1[i].eq(Mux(take & (idx == i), k, acked[i]))
         base1 = Signal(INDEX_BITS)
-        m.d.comb += base1.eq(least(acked1))
-        progress = take & (base1 > base0)
+        m.d.comb += base1.eq(least(acked1, "base1"))
+        progress = named(m, take & (base1 > base0), "progress")
         nxt1 = Signal(INDEX_BITS)
         m.d.comb += nxt1.eq(Mux(progress & (nxt < base1), base1, nxt))
-        nack_back = take & (self.ctl_kind == 2) & (k < nxt1)
+        nack_back = named(m, take & (self.ctl_kind == 2) & (k < nxt1), "nack_back")
         rk = Signal(INDEX_BITS)
         m.d.comb += rk.eq(absolute(self.ctl_seq, base0))
-        rewind = self.ctl_valid & (self.ctl_kind == 3) & (rk >= base0) & (rk < nxt1)
+        rewind = named(
+            m, self.ctl_valid & (self.ctl_kind == 3) & (rk >= base0) & (rk < nxt1), "rewind"
+        )
         nxt2 = Signal(INDEX_BITS)
         m.d.comb += nxt2.eq(Mux(nack_back, k, Mux(rewind, rk, nxt1)))
-        since1 = Mux(progress | nack_back | rewind, self.now, since)
+        since1 = named(m, Mux(progress | nack_back | rewind, self.now, since), "since1")
         # -- tick: no progress for ``timeout`` cycles with packets outstanding
-        expired = (nxt2 > base1) & ((self.now - since1)[:TIME_BITS] >= self.timeout)
+        expired = named(
+            m, (nxt2 > base1) & ((self.now - since1)[:TIME_BITS] >= self.timeout), "expired"
+        )
         nxt3 = Signal(INDEX_BITS)
         since2 = Signal(TIME_BITS)
         m.d.comb += [
@@ -146,7 +153,7 @@ class GbnSender(Elaboratable):
             self.base.eq(base1),
             self.done.eq(base1 >= n),
         ]
-        nxt4 = Mux(self.sent, nxt3 + 1, nxt3)
+        nxt4 = named(m, Mux(self.sent, nxt3 + 1, nxt3), "nxt4")
         m.d.sync += [
             *(a.eq(b) for a, b in zip(acked, acked1, strict=True)),
             nxt.eq(nxt4),
@@ -192,20 +199,22 @@ class GbnReceiver(Elaboratable):
         since = Signal(TIME_BITS)
         since_valid = Signal()
         seen = Signal(INDEX_BITS)
-        complete0 = expected >= n
-        k = absolute(self.pkt_seq, expected)
-        deliver = self.pkt_valid & self.pkt_ok & (k == expected) & ~complete0
+        complete0 = named(m, expected >= n, "complete0")
+        k = named(m, absolute(self.pkt_seq, expected), "k")
+        deliver = named(m, self.pkt_valid & self.pkt_ok & (k == expected) & ~complete0, "deliver")
         exp1 = Signal(INDEX_BITS)
         m.d.comb += [exp1.eq(Mux(deliver, expected + 1, expected)), self.delivered.eq(deliver)]
-        complete1 = exp1 >= n
-        dup = self.pkt_valid & ~deliver & self.pkt_ok & (k < expected)
-        quiet = complete0 | (nacked_valid & (nacked == expected))
-        nack = self.pkt_valid & ~deliver & ~dup & ~quiet
-        ack_due = deliver & ((exp1[: (self.ack_every - 1).bit_length()] == 0) | complete1)
+        complete1 = named(m, exp1 >= n, "complete1")
+        dup = named(m, self.pkt_valid & ~deliver & self.pkt_ok & (k < expected), "dup")
+        quiet = named(m, complete0 | (nacked_valid & (nacked == expected)), "quiet_now")
+        nack = named(m, self.pkt_valid & ~deliver & ~dup & ~quiet, "nack")
+        ack_due = named(
+            m, deliver & ((exp1[: (self.ack_every - 1).bit_length()] == 0) | complete1), "ack_due"
+        )
         # -- tick, after the packet
         fresh = ~since_valid | (seen != exp1)
-        since1 = Mux(fresh, self.now, since)
-        timed = (self.now - since1)[:TIME_BITS] >= self.timeout
+        since1 = named(m, Mux(fresh, self.now, since), "since1")
+        timed = named(m, (self.now - since1)[:TIME_BITS] >= self.timeout, "timed")
         kind = Signal(2)
         with m.If(timed):
             m.d.comb += kind.eq(Mux(complete1, 1, 2))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Elaboratable, Module, Mux, Signal
 
-from fredfab.hw.packet.crc import crc_of
+from fredfab.hw.named import named
 from fredfab.hw.packet.layouts import header_layout, link_layout
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.format import DATA_VCS, HEADER_BITS, N_VCS, PKT_BITS, VC_CTRL
@@ -30,6 +30,7 @@ class HwLinkReceiver(Elaboratable):
         self.params, self.timeout = params, timeout
         self.valid = Signal()
         self.flit = Signal(link_layout(params))
+        self.crc_ok = Signal()  # the flit's CRC passes (the retry receiver computed it)
         self.expect_word = Signal(params.switch.data_width)
         self.append_vc = Signal(2)
         self.append_index = Signal(range(params.fmt.packet_flits + 1))
@@ -47,8 +48,7 @@ class HwLinkReceiver(Elaboratable):
         m = Module()
         pf = self.params.fmt.packet_flits
         f = self.flit
-        good = Signal()
-        m.d.comb += good.eq((crc_of(f.data, self.params.link.crc) == f.crc) & ~f.bad)
+        good = named(m, self.crc_ok & ~f.bad, "good")
         m.d.comb += self.append_vc.eq(f.vc)
         pkt_mask = (1 << PKT_BITS) - 1
         T = self.timeout
@@ -65,12 +65,14 @@ class HwLinkReceiver(Elaboratable):
             arrived_pkt = Signal(PKT_BITS, init=pkt_mask, name=f"arrived_pkt_{v}")
             dropping = Signal(name=f"dropping_late_{v}")
 
-            here = self.valid & (f.vc == v)
-            data_here = here & ~f.sync
-            silent = quiet > T
-            tick_close = is_open & silent
-            open1 = is_open & ~tick_close
-            late = data_here & ~f.head & (f.pkt == arrived_pkt) & (silent | dropping)
+            here = named(m, self.valid & (f.vc == v), f"here_{v}")
+            data_here = named(m, here & ~f.sync, f"data_here_{v}")
+            silent = named(m, quiet > T, f"silent_{v}")
+            tick_close = named(m, is_open & silent, f"tick_close_{v}")
+            open1 = named(m, is_open & ~tick_close, f"open1_{v}")
+            late = named(
+                m, data_here & ~f.head & (f.pkt == arrived_pkt) & (silent | dropping), f"late_{v}"
+            )
             with m.If(here):
                 m.d.sync += [
                     quiet.eq(1),
@@ -89,6 +91,11 @@ class HwLinkReceiver(Elaboratable):
             cur_n = Signal(range(pf + 1), name=f"cur_n_{v}")
             cur_bad, cur_mis = Signal(name=f"cur_bad_{v}"), Signal(name=f"cur_mis_{v}")
             counted = Signal(name=f"counted_{v}")  # a head or a sync: pkt counts a gap
+            # The flit as the next of the packet it fills: its last, bad, differing from
+            # what is expected there.
+            full_now = named(m, cur_n + 1 == pf, f"full_now_{v}")
+            flit_bad_now = named(m, ~good | (full_now & ~f.last), f"flit_bad_now_{v}")
+            differs = named(m, ~flit_bad_now & (f.data != self.expect_word), f"differs_{v}")
             m.d.comb += old_ends.eq(tick_close)
             with m.If(here & f.sync):
                 m.d.comb += [old_ends.eq(is_open), counted.eq(1)]
@@ -106,9 +113,9 @@ class HwLinkReceiver(Elaboratable):
                     mismatch.eq(0),
                 ]
             with m.Elif(data_here & ~late):
-                other = open1 & (f.pkt != last_pkt)
-                cont = open1 & ~other
-                starts = ~cont & (f.pkt == ((last_pkt + 1)[:PKT_BITS]))
+                other = named(m, open1 & (f.pkt != last_pkt), f"other_{v}")
+                cont = named(m, open1 & ~other, f"cont_{v}")
+                starts = named(m, ~cont & (f.pkt == ((last_pkt + 1)[:PKT_BITS])), f"starts_{v}")
                 m.d.comb += old_ends.eq(tick_close | other)
                 with m.If(cont | starts):
                     with m.If(cont):
@@ -123,10 +130,9 @@ class HwLinkReceiver(Elaboratable):
                     with m.Else():
                         m.d.comb += cur_headless.eq(1)
                         m.d.sync += last_pkt.eq(f.pkt)
-                    full = cur_n + 1 == pf
-                    flit_bad = ~good | (full & ~f.last)
+                    full, flit_bad = full_now, flit_bad_now
                     m.d.comb += self.append_index.eq(cur_n)
-                    ends = f.last | full
+                    ends = named(m, f.last | full, f"ends_{v}")
                     m.d.comb += cur_ends.eq(ends)
                     m.d.sync += [
                         is_open.eq(~ends),
@@ -135,7 +141,7 @@ class HwLinkReceiver(Elaboratable):
                         header.eq(cur_header),
                         n.eq(cur_n + 1),
                         bad.eq(cur_bad | flit_bad),
-                        mismatch.eq(cur_mis | (~flit_bad & (f.data != self.expect_word))),
+                        mismatch.eq(cur_mis | differs),
                     ]
                 with m.Else():
                     m.d.sync += is_open.eq(0)
@@ -146,8 +152,6 @@ class HwLinkReceiver(Elaboratable):
 
             # What ends reports a packet when it had a header; it always frees a slot.
             i = DATA_VCS.index(v)
-            full_now = cur_n + 1 == pf
-            flit_bad_now = ~good | (full_now & ~f.last)
             with m.If(old_ends & has_header & ~headless):
                 m.d.comb += [
                     self.pkt_valid[i].eq(1),
@@ -160,9 +164,7 @@ class HwLinkReceiver(Elaboratable):
                     self.pkt_valid[i].eq(1),
                     self.pkt_header[i].eq(cur_header),
                     self.pkt_ok[i].eq(~cur_bad & ~flit_bad_now & full_now),
-                    self.pkt_mismatch[i].eq(
-                        cur_mis | (~flit_bad_now & (f.data != self.expect_word))
-                    ),
+                    self.pkt_mismatch[i].eq(cur_mis | differs),
                 ]
             m.d.comb += self.due[v].eq(lost + old_ends + cur_ends)
 

@@ -9,7 +9,7 @@ from fredfab.sim.verify.packet.loop import LoopResult
 REPORT_ENV = "FRED_PACKET_REPORT"
 
 
-def result_dict(result: LoopResult, wall_seconds: float) -> dict:
+def result_dict(result: LoopResult, wall_seconds: float, cpu_seconds: float = 0.0) -> dict:
     npus = result.npus
     delivered = sum(len(r.got) for n in npus for r in n.receivers)
     flits = {
@@ -43,6 +43,8 @@ def result_dict(result: LoopResult, wall_seconds: float) -> dict:
         # Data VCs: a control packet is one flit and returns its credit sooner.
         "credit_rtt": _summary([t for n in npus for vc, t in n.credit_rtts if vc != VC_CTRL]),
         "wall_seconds": round(wall_seconds, 3),
+        # The simulator process's CPU time for the scenario (the machine may be shared).
+        "cpu_seconds": round(cpu_seconds, 3),
     }
 
 
