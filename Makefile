@@ -4,7 +4,7 @@ PY      := .venv/bin/python
 STAMP   := .venv/.installed
 EXTRAS  := hw,plot,dev
 
-.PHONY: demo test bench bench-quick verilog lint clean
+.PHONY: demo test bench bench-quick formal verilog lint clean
 
 $(STAMP): pyproject.toml
 	@scripts/bootstrap.sh "$(EXTRAS)"
@@ -24,6 +24,12 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) -m fredfab.sim.bench --quick
+
+# Every formal proof and its negative control (docs/formal.md): a summary table, and
+# build/formal/summary.json. `make formal JOBS=2` runs two at once; FAST=1 only the proofs
+# of the default test suite.
+formal: $(STAMP)
+	$(PY) -m fredfab.sim.formal --negative $(if $(JOBS),-j $(JOBS)) $(if $(FAST),--fast)
 
 verilog: $(STAMP)
 	.venv/bin/fred generate --ports 8 --m 3 --lanes 4 --dtype bf16

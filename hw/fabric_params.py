@@ -21,6 +21,7 @@ from functools import cached_property
 
 from fredfab.hw.params import SwitchParams
 from fredfab.model import defaults
+from fredfab.model.errors import InputError
 from fredfab.model.switch.arches import ARCHES
 from fredfab.model.switch.fabric_wiring import FabricWiring, SwitchSite
 from fredfab.model.system.fabric import Fabric
@@ -30,8 +31,11 @@ MAX_LINK_DELAY = 16
 _TREE = re.compile(r"tree:(\d+(?:x\d+)*)(?:\+io(\d+))?")
 
 
-def load_spec(spec: str) -> Fabric:
-    """The fabric ``spec`` names (see the module docstring)."""
+def load_spec(spec: str, switch_m: int | None = None) -> Fabric:
+    """The fabric ``spec`` names (see the module docstring). ``switch_m``: the m of a
+    parametric tree's switches (default the paper's); a fabric file states its own
+    ``switch_m`` (default the paper's too), which a ``switch_m`` given here must equal: the
+    RTL and the system model that predicts its cycles read the same fabric."""
     from fredfab.model.system.generators import fred_tree
     from fredfab.model.system.loader import load_fabric
 
@@ -39,17 +43,27 @@ def load_spec(spec: str) -> Fabric:
     if m:
         radix = [int(r) for r in m[1].split("x")]
         ios = int(m[2] or 0)
-        return fred_tree(radix, [1.0] * len(radix), io_controllers=ios, name=f"tree-{m[1]}")
+        given = {} if switch_m is None else {"switch_m": switch_m}
+        return fred_tree(
+            radix, [1.0] * len(radix), io_controllers=ios, name=f"tree-{m[1]}", **given
+        )
     if spec.startswith("tree:"):
-        raise ValueError(f"fabric {spec!r}: write a tree as tree:RxR[...][+ioN], e.g. tree:2x2")
-    return load_fabric(spec)
+        raise InputError(f"fabric {spec!r}: write a tree as tree:RxR[...][+ioN], e.g. tree:2x2")
+    fabric = load_fabric(spec)
+    if switch_m is not None and switch_m != fabric.switch_m:
+        raise InputError(
+            f"fabric {spec!r} has switch_m = {fabric.switch_m}, m = {switch_m} disagrees: "
+            "leave m out to build the fabric's own switches, or change its switch_m"
+        )
+    return fabric
 
 
 @dataclass(frozen=True)
 class FabricParams:
     spec: str
     arch: str = defaults.ARCH
-    m: int | None = None  # None: the fabric's switch_m
+    #: None: the fabric's switch_m; given: a parametric tree's, or what the file's must be.
+    m: int | None = None
     lanes: int = 1
     dtype: str = "int16"
     regs_per_stage: int = defaults.REGS_PER_STAGE
@@ -59,18 +73,18 @@ class FabricParams:
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHES:
-            raise ValueError(f"arch {self.arch!r} is not supported; use one of {', '.join(ARCHES)}")
+            raise InputError(f"arch {self.arch!r} is not supported; use one of {', '.join(ARCHES)}")
         d = self.link_delay
         if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_LINK_DELAY:
-            raise ValueError(f"link_delay must be an integer 0..{MAX_LINK_DELAY}, got {d!r}")
+            raise InputError(f"link_delay must be an integer 0..{MAX_LINK_DELAY}, got {d!r}")
         if self.fabric.routing != "tree":
-            raise ValueError(f"fabric {self.spec!r} is a mesh; the fabric RTL needs a switch tree")
+            raise InputError(f"fabric {self.spec!r} is a mesh; the fabric RTL needs a switch tree")
         for site in self.wiring.switches:  # validates every switch's parameters at once
             self.switch_params(site)
 
     @cached_property
     def fabric(self) -> Fabric:
-        return load_spec(self.spec)
+        return load_spec(self.spec, switch_m=self.m)
 
     @cached_property
     def wiring(self) -> FabricWiring:
@@ -78,7 +92,7 @@ class FabricParams:
 
     @property
     def switch_m(self) -> int:
-        return self.fabric.switch_m if self.m is None else self.m
+        return self.fabric.switch_m  # equal to m when m is given (load_spec)
 
     def switch_params(self, site: SwitchSite) -> SwitchParams:
         return SwitchParams(

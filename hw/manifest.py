@@ -33,8 +33,11 @@
 from __future__ import annotations
 
 import json
+import os
+import sysconfig
 from pathlib import Path
 
+import amaranth
 from amaranth.back import verilog
 from amaranth.hdl import Signal
 from amaranth.lib import data, wiring
@@ -44,6 +47,7 @@ from fredfab.hw.control import cfg_layout, n_words
 from fredfab.hw.flit import flit_layout
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
+from fredfab.model.errors import InputError
 from fredfab.model.switch.config import CONFIG_SCHEMA
 
 MANIFEST_SCHEMA = "fred-switch-manifest/1"
@@ -92,6 +96,24 @@ def stream_map(ports: int) -> dict:
     }
 
 
+def portable_sources(text: str) -> str:
+    """``text`` with the source locations of its ``src`` attributes relative to the folder
+    that holds the generator (``hw/packet/control.py:208``), to Amaranth's
+    (``amaranth/lib/fifo.py:310``) and to the standard library (``contextlib.py:137``), not
+    absolute: the Verilog is then the same from any
+    checkout or install (it keys the simulator build caches), and about a quarter smaller
+    (every other line carries one)."""
+    folders = {
+        Path(__file__).resolve().parent.parent,
+        Path(amaranth.__file__).resolve().parent.parent,
+        Path(sysconfig.get_paths()["stdlib"]).resolve(),  # contextlib.py, behind `with m.If`
+    }
+    # The deepest folder first: Amaranth may sit inside the checkout (a .venv there).
+    for folder in sorted(folders, key=lambda f: len(str(f)), reverse=True):
+        text = text.replace(f"{folder}{os.sep}", "")
+    return text
+
+
 def write_generated(
     component: wiring.Component, name: str, info: dict, out_dir: Path
 ) -> tuple[Path, Path]:
@@ -99,7 +121,7 @@ def write_generated(
     ``<name>.json`` into ``out_dir``, after checking that the manifest names only ports the
     Verilog has; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    text = verilog.convert(component, name=name, ports=signal_ports(component))
+    text = portable_sources(verilog.convert(component, name=name, ports=signal_ports(component)))
     missing = [port["name"] for port in info["ports"] if f" {port['name']};" not in text]
     if missing:  # the manifest must describe the Verilog actually written
         raise RuntimeError(f"ports missing from the generated Verilog: {missing[:5]}")
@@ -160,7 +182,7 @@ def load_manifest(path: Path) -> dict:
     try:
         info = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read manifest {path}: {exc}") from None
+        raise InputError(f"cannot read manifest {path}: {exc}") from None
     if info.get("schema") != MANIFEST_SCHEMA:
-        raise ValueError(f"{path} is not a {MANIFEST_SCHEMA} manifest")
+        raise InputError(f"{path} is not a {MANIFEST_SCHEMA} manifest")
     return info

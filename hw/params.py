@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 
 from fredfab.model import defaults
 from fredfab.model.dtypes import ELEMENT_TYPES, ElementType, element_type
+from fredfab.model.errors import InputError
 from fredfab.model.switch.arches import ARCHES, build_topology
 from fredfab.model.switch.graph import SwitchGraph
 from fredfab.model.switch.latency import latency_cycles
@@ -39,11 +40,11 @@ class SwitchParams:
         for name, (low, high) in PARAM_LIMITS.items():
             _int_in(name, getattr(self, name), low, high)
         if self.dtype not in ELEMENT_TYPES:
-            raise ValueError(
+            raise InputError(
                 f"dtype {self.dtype!r} is not supported; use one of {', '.join(ELEMENT_TYPES)}"
             )
         if self.arch not in ARCHES:
-            raise ValueError(f"arch {self.arch!r} is not supported; use one of {', '.join(ARCHES)}")
+            raise InputError(f"arch {self.arch!r} is not supported; use one of {', '.join(ARCHES)}")
 
     @property
     def element(self) -> ElementType:
@@ -91,4 +92,4 @@ PARAM_LIMITS: dict[str, tuple[int, int]] = {
 
 def _int_in(name: str, value: object, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer >= {low} and <= {high}, got {value!r}")
+        raise InputError(f"{name} must be an integer >= {low} and <= {high}, got {value!r}")

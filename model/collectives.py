@@ -30,6 +30,7 @@ import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.dtypes import ElementType
+from fredfab.model.errors import InputError
 from fredfab.model.golden import Tree, left_fold_tree, reduce_tree, validate_tree
 from fredfab.model.switch.flow import Flow, validate_flows
 
@@ -42,15 +43,15 @@ ExecuteStep = Callable[
 """Executor: (concurrent flows, {ip: chunk sent}) -> ({op: chunk received}, {flow: tree})."""
 
 
-class ScheduleError(ValueError):
+class ScheduleError(InputError):
     """A schedule or its execution is inconsistent (missing outputs, double writes, bad tree)."""
 
 
 def _nonneg_int(v: object, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int | np.integer):
-        raise ValueError(f"{what} must be an integer, got {v!r}")
+        raise InputError(f"{what} must be an integer, got {v!r}")
     if v < 0:
-        raise ValueError(f"{what} must be >= 0, got {v}")
+        raise InputError(f"{what} must be >= 0, got {v}")
     return int(v)
 
 
@@ -107,13 +108,13 @@ def _check_group(group: Iterable[int], what: str = "group") -> tuple[int, ...]:
     try:
         ports = tuple(group)
     except TypeError:
-        raise ValueError(f"{what} must be a sequence of ports, got {group!r}") from None
+        raise InputError(f"{what} must be a sequence of ports, got {group!r}") from None
     if not ports:
-        raise ValueError(f"{what} must not be empty")
+        raise InputError(f"{what} must not be empty")
     ports = tuple(_nonneg_int(p, f"{what} port") for p in ports)
     dup = sorted({p for p in ports if ports.count(p) > 1})
     if dup:
-        raise ValueError(f"{what} {ports} repeats port(s) {dup}")
+        raise InputError(f"{what} {ports} repeats port(s) {dup}")
     return ports
 
 
@@ -294,7 +295,7 @@ def broadcast(group: Iterable[int], root: int) -> Multicast:
     """Broadcast = multicast from ``root`` to the whole group, root included."""
     group = _check_group(group)
     if root not in group:
-        raise ValueError(f"broadcast: root {root} is not in group {group}")
+        raise InputError(f"broadcast: root {root} is not in group {group}")
     return Multicast(root, group, name=CollectiveKind.BROADCAST)
 
 

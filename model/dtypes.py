@@ -10,9 +10,11 @@ explicit instead of relying on float comparison.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
-import ml_dtypes
 import numpy as np
+
+from fredfab.model.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -20,16 +22,29 @@ class ElementType:
     """One datapath element format.
 
     ``exponent_bits`` and ``mantissa_bits`` (stored fraction bits, without the hidden bit) are 0
-    for integers. ``raw_dtype`` is the unsigned integer dtype of the same width.
+    for integers. ``raw_dtype`` is the unsigned integer dtype of the same width. ``scalar``
+    names the numpy scalar type of the values (``dtype``): one of numpy's, or ``bfloat16``
+    from ml_dtypes.
     """
 
     name: str
-    dtype: np.dtype
+    scalar: str
     bits: int
     is_float: bool
     exponent_bits: int
     mantissa_bits: int
     raw_dtype: np.dtype
+
+    @cached_property
+    def dtype(self) -> np.dtype:
+        """numpy's dtype of the values. ml_dtypes (bfloat16) is imported on first use only:
+        loading it takes about a second, which every command that never makes a bf16 array
+        (routing, the system and training models) would otherwise pay at start-up."""
+        if self.scalar == "bfloat16":
+            import ml_dtypes
+
+            return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(self.scalar)
 
     @property
     def precision(self) -> int:
@@ -104,28 +119,28 @@ def canonical_nan(exponent_bits: int, mantissa_bits: int) -> int:
     return (exp_ones << mantissa_bits) | (1 << (mantissa_bits - 1))
 
 
-def _int(name: str, dtype: type, raw: type) -> ElementType:
-    dt = np.dtype(dtype)
-    return ElementType(name, dt, dt.itemsize * 8, False, 0, 0, np.dtype(raw))
+def _int(name: str, scalar: str, raw: type) -> ElementType:
+    bits = np.dtype(raw).itemsize * 8
+    return ElementType(name, scalar, bits, False, 0, 0, np.dtype(raw))
 
 
 def _float(
-    name: str, dtype: type, raw: type, exponent_bits: int, mantissa_bits: int
+    name: str, scalar: str, raw: type, exponent_bits: int, mantissa_bits: int
 ) -> ElementType:
-    dt = np.dtype(dtype)
-    assert dt.itemsize * 8 == 1 + exponent_bits + mantissa_bits
-    return ElementType(name, dt, dt.itemsize * 8, True, exponent_bits, mantissa_bits, np.dtype(raw))
+    bits = np.dtype(raw).itemsize * 8
+    assert bits == 1 + exponent_bits + mantissa_bits
+    return ElementType(name, scalar, bits, True, exponent_bits, mantissa_bits, np.dtype(raw))
 
 
 ELEMENT_TYPES: dict[str, ElementType] = {
     et.name: et
     for et in (
-        _int("int8", np.int8, np.uint8),
-        _int("int16", np.int16, np.uint16),
-        _int("int32", np.int32, np.uint32),
-        _float("fp16", np.float16, np.uint16, 5, 10),
-        _float("bf16", ml_dtypes.bfloat16, np.uint16, 8, 7),
-        _float("fp32", np.float32, np.uint32, 8, 23),
+        _int("int8", "int8", np.uint8),
+        _int("int16", "int16", np.uint16),
+        _int("int32", "int32", np.uint32),
+        _float("fp16", "float16", np.uint16, 5, 10),
+        _float("bf16", "bfloat16", np.uint16, 8, 7),
+        _float("fp32", "float32", np.uint32, 8, 23),
     )
 }
 """All supported element types by name."""
@@ -142,7 +157,7 @@ def element_type(name: str | ElementType) -> ElementType:
         return ELEMENT_TYPES[name]
     except (KeyError, TypeError):
         allowed = ", ".join(ELEMENT_TYPES)
-        raise ValueError(f"unknown element type {name!r}; allowed: {allowed}") from None
+        raise InputError(f"unknown element type {name!r}; allowed: {allowed}") from None
 
 
 def to_bits(array: np.ndarray | np.generic, et: ElementType) -> np.ndarray:

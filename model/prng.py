@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 
+from fredfab.model.errors import InputError
+
 MASK64 = (1 << 64) - 1
 
 
@@ -30,7 +32,7 @@ def threshold(rate: float, bits: int) -> int:
     """The ``bits``-bit integer T for which a uniform ``bits``-bit draw is below T with
     probability ``rate`` (rounded to the nearest step of 2**-bits)."""
     if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"rate must be in [0, 1], got {rate!r}")
+        raise InputError(f"rate must be in [0, 1], got {rate!r}")
     return min(round(rate * (1 << bits)), 1 << bits)
 
 

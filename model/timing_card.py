@@ -72,6 +72,7 @@ from typing import Any
 
 from fredfab.model import defaults
 from fredfab.model.collective_kind import FLOW_KINDS
+from fredfab.model.errors import InputError
 from fredfab.model.switch.arches import build_topology
 from fredfab.model.switch.config import Configuration
 from fredfab.model.switch.latency import latency_cycles
@@ -120,7 +121,7 @@ TIMING_DIR = Path("build/timing")
 BUILTIN = "built-in"
 
 
-class TimingCardError(ValueError):
+class TimingCardError(InputError):
     """A timing card that is malformed, of an unknown schema version, or missing a field."""
 
 

@@ -64,6 +64,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import PacketFormat
 
 #: The optional packet-mode fields of a timing card, in JSON order.
@@ -97,7 +98,7 @@ RETRY_ROUND_TRIP = 2
 _INTS = {"packet_flits": (1, 64), "data_depth": (1, 15), "header_flits": (0, 64)}
 
 
-class PacketCostError(ValueError):
+class PacketCostError(InputError):
     """A packet-mode field of a timing card out of its range."""
 
 

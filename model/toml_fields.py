@@ -19,6 +19,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fredfab.model.errors import InputError
+
 #: Marks a field without a default: it must be present.
 REQUIRED: Any = object()
 
@@ -49,7 +51,7 @@ def check_int(
     lo: int | None = None,
     hi: int | None = None,
     whole_float: bool = False,
-    error: type[ValueError] = ValueError,
+    error: type[ValueError] = InputError,
 ) -> int:
     """``v`` as an int in [lo, hi]; ``whole_float`` also takes 1e6 or 4.0 (not 3.5)."""
     if whole_float and isinstance(v, float) and math.isfinite(v) and v.is_integer():
@@ -67,7 +69,7 @@ def check_number(
     lo: float | None = None,
     hi: float | None = None,
     lo_open: bool = False,
-    error: type[ValueError] = ValueError,
+    error: type[ValueError] = InputError,
 ) -> float:
     """``v`` as a finite float in [lo, hi] (or (lo, hi] with ``lo_open``)."""
     ok = _is_number(v) and math.isfinite(v)
@@ -82,7 +84,7 @@ def check_number(
 
 
 def check_choice(
-    v: Any, what: str, choices: Collection[Any], *, error: type[ValueError] = ValueError
+    v: Any, what: str, choices: Collection[Any], *, error: type[ValueError] = InputError
 ) -> Any:
     """``v`` if it is one of ``choices`` (compared by type too: ``true`` is not ``1``)."""
     if not any(type(v) is type(c) and v == c for c in choices) and not (
@@ -99,7 +101,7 @@ class Table:
 
     data: Mapping[str, Any]
     where: str
-    error: type[ValueError] = ValueError
+    error: type[ValueError] = InputError
 
     @classmethod
     def read(
@@ -107,7 +109,7 @@ class Table:
         data: Any,
         where: str,
         allowed: Collection[str],
-        error: type[ValueError] = ValueError,
+        error: type[ValueError] = InputError,
     ) -> Table:
         """``data`` as a table whose keys are all in ``allowed``."""
         if not isinstance(data, Mapping):

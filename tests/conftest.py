@@ -6,6 +6,9 @@
 - ``--slow-slice`` (on by default when CI is set): besides the default suite, run one
   seed-chosen shard of the slow suite. The shard is chosen once, in the process that starts
   the run, and handed to the xdist workers, so that every worker collects the same tests.
+- ``@pytest.mark.installed`` (tests/test_installed.py: the wheel built, installed and run
+  outside the checkout): runs under CI or with ``--installed-check``, and then first, so
+  that under xdist it overlaps the rest of the suite instead of ending it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,12 @@ _DEFAULT_MARKEXPR = "not slow"  # pyproject's addopts
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
+        "--installed-check",
+        action="store_true",
+        help="also build the wheel, install it outside the checkout and run fred there "
+        "(tests/test_installed.py; on when CI is set)",
+    )
+    parser.addoption(
         "--slow-slice",
         action="store_true",
         help="also run a seed-chosen slice of the slow suite (on when CI is set); "
@@ -46,8 +55,8 @@ if under_ci():
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "needs(*tools): tools the test runs (icarus, verilator, yosys, nextpnr-ecp5); a missing "
-        "one skips the test, or fails it when CI is set",
+        "needs(*tools): tools the test runs (icarus, verilator, yosys, nextpnr-ecp5, sby); a "
+        "missing one skips the test, or fails it when CI is set",
     )
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
@@ -103,6 +112,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _installed_first_or_not_at_all(config, items)
     chosen = config.stash.get(_CHOSEN, None)
     if chosen is None:
         return
@@ -113,6 +123,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _installed_first_or_not_at_all(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The installed-package check runs under CI or when asked, and then before everything
+    else (xdist hands out tests in collection order); otherwise it is deselected. Every xdist
+    worker reorders alike, so their collections agree."""
+    installed = [i for i in items if i.get_closest_marker("installed") is not None]
+    if not installed:
+        return
+    rest = [i for i in items if i.get_closest_marker("installed") is None]
+    if config.getoption("installed_check") or under_ci():
+        items[:] = installed + rest
+    else:
+        config.hook.pytest_deselected(items=installed)
+        items[:] = rest
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:

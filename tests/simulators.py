@@ -41,12 +41,20 @@ def _nextpnr() -> list[str]:
     return nextpnr_command()
 
 
+def _sby() -> list[str]:
+    from fredfab.sim.formal.toolchain import default_solver, formal_env, sby_command
+
+    formal_env(default_solver())  # ToolMissing without the YoWASP tools or the solver
+    return sby_command()
+
+
 #: Tool name (as written in ``needs`` marks) -> is it installed. A dict so tests can patch it.
 TOOLS: dict[str, Callable[[], bool]] = {
     "icarus": have_icarus,
     "verilator": have_verilator,
     "yosys": _runs(_yosys),
     "nextpnr-ecp5": _runs(_nextpnr),
+    "sby": _runs(_sby),
 }
 
 _FALSE = ("", "0", "false", "no", "off")

@@ -21,8 +21,8 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-#: Default budget (seconds of test time). It makes four shards of the slow suite (about
-#: 5,400 s in all, estimated), each adding about 10 minutes to `make test` on two cores.
+#: Default budget (seconds of test time). It makes five shards of the slow suite (about
+#: 6,100 s in all, estimated), each adding about 10 minutes to `make test` on two cores.
 DEFAULT_BUDGET = 1500.0
 #: Estimate of a slow test that ESTIMATES does not know.
 DEFAULT_SECONDS = 60.0
@@ -59,6 +59,34 @@ def _packet_cosim(params: str) -> float:
     return 40.0 + 0.8 * p2 if params.endswith("verilator") else 5.0 + 1.5 * p2
 
 
+#: Slow formal proofs (tests/sim/formal/test_proofs.py, id = the proof's name) that take
+#: longer than FORMAL_DEFAULT_SECONDS: wall seconds (above their CPU seconds) of `make formal`
+#: on the shared two-core machine (docs/formal.md, "Times"), proof and mutant alike.
+FORMAL_SECONDS = {
+    "packet.switch.links": 1200.0,
+    "packet.switch.covers": 100.0,
+    "packet.input_port.credits": 670.0,
+    "interconnect.flits.p4m3": 270.0,
+    "interconnect.function.xbar_p4": 190.0,
+    "interconnect.function.p4m3": 80.0,
+    "interconnect.function.p5m2": 45.0,
+    "interconnect.function.p5m3": 75.0,
+    "packet.output_port.credits": 75.0,
+    "switch.no_mixing": 55.0,
+    "interconnect.rules.p5m3": 30.0,
+    "interconnect.rules.xbar_p4": 40.0,
+    "interconnect.flits.p4m2": 35.0,
+    "uswitch.ART_4x4.flits": 40.0,
+    "uswitch.R_2x3.flits": 30.0,
+}
+#: A slow formal proof not listed above: one uSwitch shape or a small network, a few seconds.
+FORMAL_DEFAULT_SECONDS = 12.0
+
+
+def _formal(params: str) -> float:
+    return FORMAL_SECONDS.get(params, FORMAL_DEFAULT_SECONDS)
+
+
 #: Test function name -> estimated seconds from its parametrisation id.
 ESTIMATES: dict[str, Callable[[str], float]] = {
     "test_full_cross_product": _cross_product,
@@ -80,6 +108,24 @@ ESTIMATES: dict[str, Callable[[str], float]] = {
     "test_packet_wide_sweep": _packet_cosim,
     # 10**6 cycles at about 5,000 cycles/s on Verilator.
     "test_packet_soak_million_cycles": lambda params: 250.0,
+    # Chakra round trips (export, read, simulate, estimate), measured on a shared machine.
+    "test_pipeline_round_trip": lambda params: 15.0,
+    "test_weight_streaming_round_trip": lambda params: 25.0,
+    "test_proof_passes": _formal,
+    "test_mutant_fails": _formal,
+    "test_rejected_words_can_emit_a_flit_before_its_input_accepts_it": lambda params: 25.0,
+    # The Verilator halves of the default sweeps (the Icarus halves stay in the default
+    # suite): a cold build and the standard scenarios, as the wide sweep's.
+    "test_sweep_standard_scenarios": _cosim,
+    "test_crossbar_standard_scenarios": _cosim,
+    "test_every_element_type": lambda params: _cosim(f"4-{params}"),
+    "test_standard_scenarios": _packet_cosim,
+    # P = 2 and 4 placed and routed on the ECP5 (110 s measured on the shared machine).
+    "test_fpga_cost_grows_with_ports": lambda params: 110.0,
+    # Amaranth simulations of the largest interconnect and switch cases: 249 to 370 s each
+    # measured at a load average of about 15, about twenty times an idle run.
+    "test_random_flows": lambda params: 15.0,
+    "test_random_phases_grid": lambda params: 12.0,
 }
 
 

@@ -184,8 +184,9 @@ class PacketControl(wiring.Component):
                             ]
                     with m.Case(UNICAST_INDEX):
                         m.d.comb += match[p][v].eq(h.dst < P)
-        # good[p][v][k]: a head of VC v, slot k, that may be committed.
-        # (Each a signal: an expression used in several places is built again at each.)
+        # good[p][v][k]: a head of VC v, slot k, that may be committed. A signal each (as
+        # are can's terms below): every port's test reads every other port's, and repeated
+        # Python expressions are copied into the Verilog once per use.
         good = [
             [
                 [
@@ -514,14 +515,15 @@ class PacketControl(wiring.Component):
                 rewrite = self.flows.valid & (fr.slot == k) & (fr.port == q) & (fr.table == 1)
                 m.d.sync += acked[k][q].eq(Mux(rewrite, 0, f))
             # The least over the receivers of the packet's flow: the outputs whose flow has
-            # the same inputs (``targets``).
+            # the same inputs (``targets``). Each step's running minimum is a signal of its
+            # own: as a Python expression it would appear twice in the next step (compared
+            # and selected), and the Verilog would double with every port (2^P copies).
             pick, have = Const(0, SEQ_BITS), Const(0)
             for q in range(P):
                 member = in_of_out[k][q] == targets
                 take = member & (~have | _before(fresh[q], pick))
-                # Each step a signal: ``pick`` appears twice in the next one.
-                pick = named(m, Mux(take, fresh[q], pick), f"floor_s{k}_{q}")
-                have = named(m, have | member, f"floor_have_s{k}_{q}")
+                pick = named(m, Mux(take, fresh[q], pick), f"floor_s{k}_upto_q{q}")
+                have = named(m, have | member, f"floor_s{k}_any_q{q}")
             m.d.comb += floor[k].eq(pick)
         # A NACK goes on as a NACK (the senders go back) when it rewinds E, or names E while
         # the senders were not told to go back to it; otherwise as an ACK of the same seq.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from fredfab.hw.params import SwitchParams
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import (
     HEADER_BITS,
     UNICAST_INDEX,
@@ -31,14 +32,14 @@ class PacketParams:
     def __post_init__(self) -> None:
         s = self.switch
         if s.data_width < HEADER_BITS:
-            raise ValueError(
+            raise InputError(
                 f"packet mode needs flits of at least {HEADER_BITS} bits for the header; "
                 f"{s.lanes} lanes of {s.dtype} are {s.data_width}"
             )
         if s.ports > MAX_PACKET_PORTS:
-            raise ValueError(f"packet mode supports up to {MAX_PACKET_PORTS} ports, got {s.ports}")
+            raise InputError(f"packet mode supports up to {MAX_PACKET_PORTS} ports, got {s.ports}")
         if s.slots > MAX_PACKET_SLOTS:
-            raise ValueError(f"packet mode supports up to {MAX_PACKET_SLOTS} slots, got {s.slots}")
+            raise InputError(f"packet mode supports up to {MAX_PACKET_SLOTS} slots, got {s.slots}")
 
     @property
     def ports(self) -> int:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import LinkFlit, LinkFormat
 from fredfab.model.prng import XorShift, seed, threshold
 
@@ -63,11 +64,11 @@ class FaultRates:
             bad = isinstance(rate, bool) or not isinstance(rate, int | float)
             if bad or not (0 <= rate <= 1 if top else 0 <= rate < 1):
                 span = "[0, 1]" if top else "[0, 1)"
-                raise ValueError(f"{name} must be a rate in {span}, got {rate!r}")
+                raise InputError(f"{name} must be a rate in {span}, got {rate!r}")
         if self.drop + self.corrupt >= 1:
-            raise ValueError(f"drop + corrupt must stay below 1, got {self.drop + self.corrupt}")
+            raise InputError(f"drop + corrupt must stay below 1, got {self.drop + self.corrupt}")
         if self.silence and threshold(self.silence, SILENCE_BITS) == 0:
-            raise ValueError(
+            raise InputError(
                 f"silence must be 0 or at least 2**-{SILENCE_BITS}, got {self.silence}"
             )
 

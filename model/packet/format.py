@@ -61,6 +61,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from fredfab.model.errors import InputError
+
 VC_MP, VC_DP, VC_PP, VC_CTRL = 0, 1, 2, 3
 DATA_VCS = (VC_MP, VC_DP, VC_PP)
 N_VCS = 4
@@ -382,11 +384,11 @@ class PacketFormat:
         for name, (low, high) in FORMAT_LIMITS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ValueError(f"{name} must be an integer >= {low} and <= {high}, got {value!r}")
+                raise InputError(f"{name} must be an integer >= {low} and <= {high}, got {value!r}")
         if not isinstance(self.link_retry, bool):
-            raise ValueError(f"link_retry must be True or False, got {self.link_retry!r}")
+            raise InputError(f"link_retry must be True or False, got {self.link_retry!r}")
         if isinstance(self.crc_bits, bool) or self.crc_bits not in CRC_CHOICES:
-            raise ValueError(
+            raise InputError(
                 f"crc_bits must be one of {', '.join(map(str, CRC_CHOICES))} "
                 f"(0: sized to the flit), got {self.crc_bits!r}"
             )
@@ -399,6 +401,6 @@ class PacketFormat:
     def link(self, data_bits: int) -> LinkFormat:
         """The link format of flits with ``data_bits`` of data."""
         if data_bits < HEADER_BITS:
-            raise ValueError(f"flits need at least {HEADER_BITS} data bits, got {data_bits}")
+            raise InputError(f"flits need at least {HEADER_BITS} data bits, got {data_bits}")
         crc = CRCS[self.crc_bits] if self.crc_bits else crc_for(data_bits)
         return LinkFormat(data_bits, crc)

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import (
     DATA_VCS,
     KIND_DATA,
@@ -282,7 +283,7 @@ class LinkReceiver:
         if self.timeout is None:
             self.timeout = tail_timeout(self.fmt)
         elif self.timeout < 1:
-            raise ValueError(f"the tail timeout must be >= 1 cycle, got {self.timeout}")
+            raise InputError(f"the tail timeout must be >= 1 cycle, got {self.timeout}")
         # The sender's first packet carries pkt 0, so "the one before" is -1 mod 16.
         self.last_pkt = [PKT_MOD - 1] * N_VCS
         self.open = [None] * N_VCS

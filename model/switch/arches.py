@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.graph import SwitchGraph
 from fredfab.model.switch.topology import Topology
 from fredfab.model.switch.xbar_topology import XbarTopology
@@ -29,7 +30,7 @@ def build_topology(ports: int, m: int | None = 3, arch: str = "clos") -> SwitchG
     try:
         builder = ARCHES[arch]
     except (KeyError, TypeError):
-        raise ValueError(
+        raise InputError(
             f"arch {arch!r} is not supported; use one of {', '.join(ARCHES)}"
         ) from None
     return builder(ports, m)

@@ -40,6 +40,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.arches import build_topology
 from fredfab.model.switch.flow import Flow
 from fredfab.model.switch.graph import NONE, SUM_OPERANDS, Kind, Node, SourceKind, SwitchGraph
@@ -47,7 +48,7 @@ from fredfab.model.switch.graph import NONE, SUM_OPERANDS, Kind, Node, SourceKin
 CONFIG_SCHEMA = "fred-config/1"
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A configuration that the hardware cannot realise, or a malformed encoding."""
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.node import Kind, Node
 
 
@@ -75,7 +76,7 @@ class ConfigLayout:
     def n_words(self, width: int) -> int:
         """Words of ``width`` bits that hold the configuration (the last one zero-padded)."""
         if width < 1:
-            raise ValueError(f"word width must be >= 1, got {width}")
+            raise InputError(f"word width must be >= 1, got {width}")
         return -(-self.bits // width)
 
     def pack(self, codes: Sequence[Sequence[int]]) -> int:

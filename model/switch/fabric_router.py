@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from fredfab.model.errors import InputError
 from fredfab.model.golden import Tree
 from fredfab.model.switch.arches import build_topology
 from fredfab.model.switch.config import Configuration
@@ -27,7 +28,7 @@ from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.schedule import LaneConflict, TreeFlow, switch_flows, tree_flow
 
 
-class FabricRouteError(ValueError):
+class FabricRouteError(InputError):
     """A phase that the fabric's switches cannot carry; the message names the switch."""
 
 

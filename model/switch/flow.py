@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind, flow_kind
+from fredfab.model.errors import InputError
 
 
-class FlowError(ValueError):
+class FlowError(InputError):
     """Malformed flow or flow set (empty set, port out of range, overlapping ports)."""
 
 

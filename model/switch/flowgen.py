@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.flow import Flow
 
 
@@ -23,11 +24,11 @@ def random_flow_set(
     the share of ports that take part.
     """
     if ports < 1:
-        raise ValueError(f"ports must be >= 1, got {ports}")
+        raise InputError(f"ports must be >= 1, got {ports}")
     if n_flows is None:
         n_flows = int(rng.integers(1, ports + 1))
     if not 1 <= n_flows <= ports:
-        raise ValueError(f"n_flows must be in 1..{ports}, got {n_flows}")
+        raise InputError(f"n_flows must be in 1..{ports}, got {n_flows}")
     frac = rng.uniform(0.3, 1.0) if use_fraction is None else use_fraction
     n_used = max(n_flows, round(frac * ports))
     ins = _split(rng, rng.permutation(ports)[:n_used], n_flows)

@@ -10,13 +10,14 @@ completes below the root of the tree arrives earlier).
 
 from __future__ import annotations
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.graph import SwitchGraph
 
 
 def latency_cycles(graph: SwitchGraph, regs_per_stage: int) -> int:
     """Input accepted to output valid, in cycles, for the longest path of ``graph``."""
     if isinstance(regs_per_stage, bool) or not isinstance(regs_per_stage, int):
-        raise ValueError(f"regs_per_stage must be an integer, got {regs_per_stage!r}")
+        raise InputError(f"regs_per_stage must be an integer, got {regs_per_stage!r}")
     if regs_per_stage < 0:
-        raise ValueError(f"regs_per_stage must be >= 0, got {regs_per_stage}")
+        raise InputError(f"regs_per_stage must be >= 0, got {regs_per_stage}")
     return graph.register_depth * regs_per_stage

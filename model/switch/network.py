@@ -21,6 +21,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from fredfab.model.errors import InputError
 from fredfab.model.golden import Tree
 from fredfab.model.switch.flow import Flow
 from fredfab.model.switch.graph import BOUNDARY, SUM_OPERANDS, Endpoint, SourceKind, SwitchGraph
@@ -28,7 +29,7 @@ from fredfab.model.switch.graph import BOUNDARY, SUM_OPERANDS, Endpoint, SourceK
 V = TypeVar("V")
 
 
-class NetworkError(ValueError):
+class NetworkError(InputError):
     """The configuration asks for something the data cannot give (e.g. adding a missing input)."""
 
 

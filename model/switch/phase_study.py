@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.flow import Flow
 from fredfab.model.switch.router import routable
 
@@ -79,7 +80,7 @@ def phase_flows(s: Strategy, phase: str) -> list[Flow]:
             for st in stages
         ]
     if phase not in PHASES:
-        raise ValueError(f"unknown phase {phase!r}; phases are {', '.join(PHASES)}")
+        raise InputError(f"unknown phase {phase!r}; phases are {', '.join(PHASES)}")
     return []
 
 

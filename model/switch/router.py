@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.arches import build_topology
 from fredfab.model.switch.config import Configuration
 from fredfab.model.switch.flow import Flow, validate_flows
@@ -36,7 +37,7 @@ from fredfab.model.switch.topology import NONE, Subnet, Topology
 from fredfab.model.switch.xbar_router import route_xbar
 
 
-class RouteConflict(ValueError):
+class RouteConflict(InputError):
     """The flows cannot run concurrently on this switch; ``flows`` is a minimal such subset."""
 
     def __init__(self, flows: Sequence[Flow], ports: int, m: int) -> None:

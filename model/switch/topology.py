@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.graph import (  # noqa: F401  (re-exported: the Clos vocabulary)
     BOUNDARY,
     NONE,
@@ -79,9 +80,9 @@ class Topology(SwitchGraph):
 
     def __init__(self, ports: int, m: int) -> None:
         if not isinstance(ports, int) or ports < 2:
-            raise ValueError(f"Fred_m(P) needs P >= 2 ports, got {ports!r}")
+            raise InputError(f"Fred_m(P) needs P >= 2 ports, got {ports!r}")
         if not isinstance(m, int) or m < 2:
-            raise ValueError(f"Fred_m(P) needs m >= 2 middle subnetworks, got {m!r}")
+            raise InputError(f"Fred_m(P) needs m >= 2 middle subnetworks, got {m!r}")
         super().__init__(ports)
         self.m = m
         # The recursion; its wiring is turned into links below.

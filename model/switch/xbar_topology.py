@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.graph import Endpoint, Kind, SwitchGraph
 
 # Input and output indices of a tree node (ART).
@@ -68,7 +69,7 @@ class XbarTopology(SwitchGraph):
 
     def __init__(self, ports: int) -> None:
         if not isinstance(ports, int) or ports < 2:
-            raise ValueError(f"the crossbar switch needs >= 2 ports, got {ports!r}")
+            raise InputError(f"the crossbar switch needs >= 2 ports, got {ports!r}")
         super().__init__(ports)
         self.m = None
         P = ports

@@ -53,6 +53,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.bounds import LinkLoad, ring_chain_seconds, split_seconds
 from fredfab.model.system.elements import FabricError
 from fredfab.model.system.fabric import Fabric
@@ -93,9 +94,11 @@ def plan_request(
     found = candidates(fabric, req, endpoint)
     if algorithm is not None:
         chosen = lookup(algorithm)
+        if chosen.named_only and op in chosen.ops and chosen.applies(fabric, req):
+            found = [chosen]
         if chosen not in found:
             names = ", ".join(a.name for a in found) or "none"
-            raise ValueError(
+            raise InputError(
                 f"algorithm {algorithm!r} does not apply to {op} over {len(req.group)} NPUs "
                 f"on {fabric.name}; candidates: {names}"
             )
@@ -116,7 +119,7 @@ def check_request(fabric: Fabric, req: CollectiveRequest) -> None:
 def build(sched: Schedule, plan: Plan, chunks: int = 1) -> None:
     """Add the transfers of ``plan`` to ``sched``, split into ``chunks`` chunks."""
     if chunks < 1:
-        raise ValueError(f"chunks must be >= 1, got {chunks}")
+        raise InputError(f"chunks must be >= 1, got {chunks}")
     if plan.algorithm == "local":
         return
     lookup(plan.algorithm).build(sched, plan, chunks)

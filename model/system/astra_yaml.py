@@ -27,6 +27,7 @@ everywhere in fred-fabric/1)::
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,25 @@ _YAML_KEYS = ("topology", "npus_count", "bandwidth", "latency")
 DIMS_KEYS = ("topology", "npus_count", "bandwidth_GBps", "latency_ns")
 
 
+class AstraLoader(yaml.SafeLoader):
+    """YAML as ASTRA-sim reads it: yaml-cpp converts a plain scalar to a double with a C++
+    stream (yaml-cpp convert.h, ``YAML_DEFINE_CONVERT_STREAMABLE``), so ``1e3``, ``5.``,
+    ``.5`` and ``1.0e3`` are numbers there, while YAML 1.1 (PyYAML) reads them as strings
+    (its floats need a dot and a signed exponent). Plain scalars of that C++ form resolve to
+    floats here too; quoted strings stay strings, and words such as ``fast`` are refused as
+    before."""
+
+
+#: What a C++ stream reads as a double, whole (yaml-cpp requires the whole scalar to convert).
+CXX_DOUBLE = re.compile(r"^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
+AstraLoader.add_implicit_resolver("tag:yaml.org,2002:float", CXX_DOUBLE, list("-+0123456789."))
+
+
 def load_astra_yaml(path: str | Path) -> Fabric:
     """The fabric of an ASTRA-sim analytical network file, named after the file."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=AstraLoader)
     except yaml.YAMLError as exc:
         raise FabricError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fredfab.model.errors import InputError
+
 NODE_KINDS = ("npu", "switch", "io")
 #: Node id order of a fabric: NPUs, then I/O controllers, then switches.
 NODE_ORDER = {"npu": 0, "io": 1, "switch": 2}
@@ -25,7 +27,7 @@ MAX_SWITCHES = 4096
 MAX_TREE_LEVELS = 12
 
 
-class FabricError(ValueError):
+class FabricError(InputError):
     """A fabric description that is malformed or violates its routing discipline."""
 
 

@@ -327,6 +327,8 @@ def _timing(sw: Table, base: Path | None, override: str | Path | None) -> Switch
     try:
         card = load_timing_card(card_path)
     except TimingCardError as exc:
+        if override is not None:  # the user's own card: the error is about it alone
+            raise
         raise FabricError(f"{sw.where}: {exc}") from None
     clock = _scaled(sw, "clock_GHz", GHZ, positive=True)
     return SwitchTiming(

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.algorithms import CollectiveRequest
 from fredfab.model.toml_fields import check_int
 
@@ -35,15 +36,15 @@ class Strategy:
         for p in parts:
             m = re.fullmatch(r"(MP|DP|PP)(\d+)", p, flags=re.IGNORECASE)
             if not m:
-                raise ValueError(
+                raise InputError(
                     f"strategy {text!r}: {p!r} is not MPn, DPn or PPn (e.g. MP2-DP5-PP2)"
                 )
             key = m[1].lower()
             if key in vals:
-                raise ValueError(f"strategy {text!r} gives {key.upper()} twice")
+                raise InputError(f"strategy {text!r} gives {key.upper()} twice")
             vals[key] = int(m[2])
         if not vals:
-            raise ValueError(f"strategy {text!r} is empty; e.g. MP2-DP5-PP2")
+            raise InputError(f"strategy {text!r} is empty; e.g. MP2-DP5-PP2")
         return cls(**vals)
 
     @property

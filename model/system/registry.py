@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.request import CollectiveRequest, Plan
 from fredfab.model.system.schedule import Schedule, TreeFlow
@@ -44,6 +45,9 @@ class Algorithm:
     multiplexed: bool = False
     bound: Callable[[Fabric, CollectiveRequest], float] | None = None
     preference: int = 100
+    #: Runs only when named (``--algorithm``, an ASTRA-sim system file), never a candidate
+    #: of the default choice: e.g. a per-dimension combination a system file configures.
+    named_only: bool = False
 
     @property
     def in_switch(self) -> bool:
@@ -76,7 +80,7 @@ def lookup(name: str) -> Algorithm:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(a.name for a in algorithms())
-        raise ValueError(f"algorithm {name!r} unknown; use one of {known}") from None
+        raise InputError(f"algorithm {name!r} unknown; use one of {known}") from None
 
 
 def candidates(
@@ -87,5 +91,13 @@ def candidates(
     return [
         a
         for a in algorithms()
-        if request.op in a.ops and not (endpoint and a.in_switch) and a.applies(fabric, request)
+        if request.op in a.ops
+        and not (endpoint and a.in_switch)
+        and not a.named_only
+        and a.applies(fabric, request)
     ]
+
+
+def registered(name: str) -> bool:
+    """True when an algorithm called ``name`` is registered."""
+    return name in _REGISTRY

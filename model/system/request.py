@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fredfab.model.collective_kind import SYSTEM_OPS, CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.schedule import TreeFlow
 
 OPS = SYSTEM_OPS
@@ -29,7 +30,7 @@ def normalize_op(op: str) -> CollectiveKind:
     o = str(op).lower()
     o = ALIASES.get(o, o)
     if o not in OPS:
-        raise ValueError(f"collective {op!r} unknown; use one of {', '.join(OPS)} (or multicast)")
+        raise InputError(f"collective {op!r} unknown; use one of {', '.join(OPS)} (or multicast)")
     return CollectiveKind(o)
 
 
@@ -68,19 +69,19 @@ class CollectiveRequest:
         object.__setattr__(self, "op", normalize_op(self.op))
         object.__setattr__(self, "group", tuple(int(u) for u in self.group))
         if not (self.size_bytes >= 0 and np.isfinite(self.size_bytes)):
-            raise ValueError(f"size must be a finite number of bytes >= 0, got {self.size_bytes}")
+            raise InputError(f"size must be a finite number of bytes >= 0, got {self.size_bytes}")
         object.__setattr__(self, "size_bytes", float(self.size_bytes))
         if not self.group:
-            raise ValueError(f"{self.op}: the group is empty")
+            raise InputError(f"{self.op}: the group is empty")
         if len(set(self.group)) != len(self.group):
-            raise ValueError(f"{self.op}: the group names an NPU twice")
+            raise InputError(f"{self.op}: the group names an NPU twice")
         if self.op == CollectiveKind.P2P and len(self.group) != 2:
-            raise ValueError(f"p2p needs group = (src, dst), got {len(self.group)} NPUs")
+            raise InputError(f"p2p needs group = (src, dst), got {len(self.group)} NPUs")
         if self.root is not None:
             if self.op not in (CollectiveKind.REDUCE, CollectiveKind.BROADCAST):
-                raise ValueError(f"{self.op} takes no root")
+                raise InputError(f"{self.op} takes no root")
             if self.root not in self.group:
-                raise ValueError(f"root {self.root} is not in the group")
+                raise InputError(f"root {self.root} is not in the group")
 
     @property
     def root_npu(self) -> int:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind, flow_kind
+from fredfab.model.errors import InputError
 from fredfab.model.switch.flow import Flow
 from fredfab.model.system.elements import FabricError
 from fredfab.model.system.fabric import Fabric
@@ -459,7 +460,7 @@ def _path_up(par, u: int, top: int) -> set[int]:
     return out
 
 
-class LaneConflict(ValueError):
+class LaneConflict(InputError):
     """More concurrent flows cross a switch-to-switch link than it has ports."""
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from fredfab.model.errors import InputError
+
 #: The decimal prefixes kilo and giga: GB, GB/s (link rates are quoted in decimal units),
 #: GHz, GFLOP.
 KILO = 1e3
@@ -61,11 +63,11 @@ def parse_size(text: str | float | int) -> float:
     else:
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*", str(text))
         if not m or m[2].lower() not in _UNITS:
-            raise ValueError(
+            raise InputError(
                 f"size {text!r}: expected a number with an optional unit "
                 "(B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. 64MiB"
             )
         value = float(m[1]) * _UNITS[m[2].lower()]
     if value < 0:
-        raise ValueError(f"size {text!r} is negative")
+        raise InputError(f"size {text!r} is negative")
     return value

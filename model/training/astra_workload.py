@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.units import GHZ
 from fredfab.model.training.config import NPU, TrainingConfig
 from fredfab.model.training.workload import (
@@ -200,7 +201,7 @@ def implied_strategy(wl: Workload, npus: int) -> str | None:
         return None
     mp = int(wl.shape["model_parallel_NPU_group"])
     if npus % mp:
-        raise ValueError(
+        raise InputError(
             f"{wl.source}: its model-parallel group of {mp} NPUs does not divide the fabric's "
             f"{npus} NPUs; give a strategy (--strategy MPa-DPb-PPc)"
         )

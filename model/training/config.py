@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from fredfab.model.errors import InputError
 from fredfab.model.system.placement import Strategy
 from fredfab.model.system.units import GB, MIB
 from fredfab.model.toml_fields import Table, check_choice, check_int, check_number
@@ -95,13 +96,13 @@ class TrainingConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.strategy, Strategy):
-            raise ValueError(f"strategy must be a Strategy, got {self.strategy!r}")
+            raise InputError(f"strategy must be a Strategy, got {self.strategy!r}")
         for k, check in _FIELD_CHECKS.items():
             check(getattr(self, k), k)
         if self.stream_buffers < 2 and self.execution == "weight-streaming":
-            raise ValueError("stream_buffers must be >= 2 (one computing, one streaming)")
+            raise InputError("stream_buffers must be >= 2 (one computing, one streaming)")
         if self.samples_per_replica % self.microbatches:
-            raise ValueError(
+            raise InputError(
                 f"{self.microbatches} microbatches do not divide {self.samples_per_replica} "
                 "samples per replica"
             )
@@ -124,7 +125,7 @@ def parse_placement(text: str) -> tuple[str, str, str]:
         tuple(p for p in re.split(r"[-,_ ]+", text.lower()) if p) if isinstance(text, str) else ()
     )
     if sorted(parts) != sorted(DIMS):
-        raise ValueError(
+        raise InputError(
             f"placement {text!r}: give the three dimensions mp, pp, dp innermost first, "
             "e.g. mp-pp-dp (the paper's)"
         )
@@ -141,7 +142,7 @@ def _one_of(choices: tuple) -> Callable[[Any, str], Any]:
 
 def _placement(v: Any, what: str) -> Any:
     if not isinstance(v, str):
-        raise ValueError(f"{what} must be a string such as 'mp-pp-dp', got {v!r}")
+        raise InputError(f"{what} must be a string such as 'mp-pp-dp', got {v!r}")
     return parse_placement(v)
 
 
@@ -189,7 +190,7 @@ def config_from_table(
     for k, v in table.items():
         if k == "strategy":
             if not isinstance(v, str):
-                raise ValueError(f"{where}: 'strategy' must be a string such as 'MP2-DP5-PP2'")
+                raise InputError(f"{where}: 'strategy' must be a string such as 'MP2-DP5-PP2'")
         else:
             _FIELD_CHECKS[k](v, f"{where}: '{k}'")
     kw = dict(table)

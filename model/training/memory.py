@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fredfab.model.errors import InputError
 from fredfab.model.system.units import GB
 from fredfab.model.training.config import NPU, TrainingConfig
 from fredfab.model.training.parallel import mp_split
@@ -140,12 +141,12 @@ def choose_policy(
             else [k for k in range(1, per_mb + 1) if per_mb % k == 0]
         )
         if cfg.accumulation and per_mb % cfg.accumulation:
-            raise ValueError(
+            raise InputError(
                 f"accumulation {cfg.accumulation} does not divide the microbatch size {per_mb}"
             )
     else:
         if cfg.accumulation > 1:
-            raise ValueError(
+            raise InputError(
                 "accumulation passes apply to weight-streaming; weight-stationary runs "
                 "use microbatches"
             )

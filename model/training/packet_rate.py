@@ -19,6 +19,7 @@ A card with ``header_flits = 0`` gives a share of 1: the graph comes back unchan
 
 from __future__ import annotations
 
+from fredfab.model.errors import InputError
 from fredfab.model.training.timeline import Task, Timeline
 
 #: Categories of a task's parts that move data over links (every one but compute).
@@ -29,7 +30,7 @@ def at_payload_rate(tl: Timeline, fraction: float) -> Timeline:
     """``tl`` with every communication part's duration divided by ``fraction``, the share of
     a link that carries payload (0 < fraction <= 1); ``tl`` itself when it is 1."""
     if not 0 < fraction <= 1:
-        raise ValueError(f"payload fraction must be in (0, 1], got {fraction}")
+        raise InputError(f"payload fraction must be in (0, 1], got {fraction}")
     if fraction == 1.0:
         return tl
     scale = 1.0 / fraction

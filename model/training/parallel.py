@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fredfab.model.errors import InputError
 from fredfab.model.system.placement import Strategy
 from fredfab.model.training.config import parse_placement
 from fredfab.model.training.workload import Workload
@@ -72,7 +73,7 @@ class MPSplit:
 
     def __post_init__(self) -> None:
         if self.units is not None and self.mp > self.units:
-            raise ValueError(f"MP {self.mp} exceeds the {self.units} heads (a rank would get none)")
+            raise InputError(f"MP {self.mp} exceeds the {self.units} heads (a rank would get none)")
 
     @property
     def even(self) -> bool:
@@ -112,7 +113,7 @@ def mp_split(wl: Workload, mp: int) -> MPSplit:
 def factorizations(n: int) -> list[Strategy]:
     """Every MP x DP x PP = n, ordered by (MP, PP)."""
     if n < 1:
-        raise ValueError(f"NPU count must be >= 1, got {n}")
+        raise InputError(f"NPU count must be >= 1, got {n}")
     divs = [d for d in range(1, n + 1) if n % d == 0]
     out = []
     for mp in divs:
@@ -128,7 +129,7 @@ def split_stages(cost: np.ndarray, stages: int) -> list[tuple[int, int]]:
     layer). Raises ValueError when there are fewer layers than stages."""
     n = len(cost)
     if stages > n:
-        raise ValueError(f"{stages} pipeline stages but only {n} layers")
+        raise InputError(f"{stages} pipeline stages but only {n} layers")
     if stages == 1:
         return [(0, n)]
     cum = np.cumsum(cost)

@@ -60,6 +60,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import PRIORITY as VC_PRIORITY
 from fredfab.model.packet.format import VC_NAMES
 from fredfab.model.training.packet_rate import COMM
@@ -94,11 +95,11 @@ class PhaseRule:
 
     def __post_init__(self) -> None:
         if not self.preempt_s >= 0:
-            raise ValueError(f"preempt_s must be >= 0, got {self.preempt_s}")
+            raise InputError(f"preempt_s must be >= 0, got {self.preempt_s}")
         for name in ("switch_fraction", "competing_share"):
             value = getattr(self, name)
             if not 0 < value <= 1:
-                raise ValueError(f"{name} must be in (0, 1], got {value}")
+                raise InputError(f"{name} must be in (0, 1], got {value}")
 
     @classmethod
     def from_timing(cls, timing: SwitchTiming) -> PhaseRule:

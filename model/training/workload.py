@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from fredfab.model.collective_kind import MP_OPS, CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system.units import GIGA
 from fredfab.model.toml_fields import Table, check_int
 
@@ -71,7 +72,7 @@ PASSES = ("fwd", "bwd")
 MP_MODES = ("split", "replicate")
 
 
-class WorkloadError(ValueError):
+class WorkloadError(InputError):
     """A workload description that is malformed or inconsistent."""
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from fredfab.model.switch.flow import FlowError
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.registry import algorithms
 from fredfab.model.system.request import CollectiveRequest, normalize_op
-from fredfab.sim.cli.arguments import ports_within
+from fredfab.sim.cli.arguments import npu_group
 
 
 def applicability(fabrics: Sequence[Fabric], op: str, group: str) -> dict[str, dict[str, bool]]:
@@ -18,13 +17,7 @@ def applicability(fabrics: Sequence[Fabric], op: str, group: str) -> dict[str, d
     kind = normalize_op(op)
     out: dict[str, dict[str, bool]] = {a.name: {} for a in algorithms()}
     for fab in fabrics:
-        if group == "all":
-            members = list(range(fab.num_npus))
-        else:
-            try:
-                members = ports_within(group, fab.num_npus, "--group")
-            except FlowError as exc:
-                raise ValueError(str(exc)) from None
+        members = npu_group(group, fab.num_npus)
         req = CollectiveRequest(kind, members, 1.0)
         enough = len(members) >= 2 or kind.uses_io  # one NPU runs nothing ("local")
         for a in algorithms():

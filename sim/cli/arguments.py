@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fredfab.model.switch.flow import Flow, FlowError, parse_ports
-from fredfab.model.system.units import parse_size
 
 #: Ports of a switch the router handles (``fred route``); generated switches are bounded
 #: by fredfab.hw.params.PARAM_LIMITS.
@@ -101,6 +100,10 @@ def bounded_float(bounds: tuple[float, float]) -> Callable[[str], float]:
 def size(text: str) -> float:
     """An argparse type: bytes per NPU (``64MiB``, ``1GB``, ``4096``); whole bytes, since a
     transfer moves whole bytes (fractions are rejected, not rounded), at most 1 TiB."""
+    # Here, not at the top: the system model's package loads every algorithm, which commands
+    # without a size (route, generate, ...) should not wait for.
+    from fredfab.model.system.units import parse_size
+
     try:
         value = parse_size(text)
     except ValueError as exc:
@@ -136,6 +139,13 @@ def ports_within(text: str, limit: int, what: str) -> list[int]:
     """``parse_ports`` for ports below ``limit`` (ranges checked before they are expanded)."""
     check_ranges(text, limit, what)
     return parse_ports(text, what=what)
+
+
+def npu_group(text: str, npus: int) -> list[int]:
+    """The NPUs of ``--group TEXT`` on a fabric of ``npus`` NPUs ("all": every one)."""
+    if text == "all":
+        return list(range(npus))
+    return ports_within(text, npus, "--group")
 
 
 def flows_within(texts: list[str], ports: int) -> list[Flow]:

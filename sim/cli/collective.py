@@ -6,8 +6,8 @@ import argparse
 import json
 
 from fredfab.model.collective_kind import CollectiveKind
-from fredfab.model.switch.flow import FlowError
 from fredfab.model.system import OPS, CollectiveRequest, load_fabric, shipped_fabrics
+from fredfab.model.system.astra_system import algorithm_for, load_astra_system
 from fredfab.model.system.registry import algorithms, lookup
 from fredfab.model.system.request import normalize_op
 from fredfab.model.system.units import NS
@@ -19,8 +19,8 @@ from fredfab.sim.cli.arguments import (
     RESOLUTION_NS,
     bounded_float,
     bounded_int,
+    npu_group,
     plain_int,
-    ports_within,
     size,
     span,
     timing_card,
@@ -28,8 +28,6 @@ from fredfab.sim.cli.arguments import (
 from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, simulate
 
-NAME = "collective"
-HELP = "time a collective (All-Reduce, ...) over an NPU group on a wafer fabric"
 #: What the bandwidth columns mean (help, table footer and docs/system-model.md).
 BANDWIDTHS = (
     "algbw = size / time (bytes each NPU contributes or receives per second); "
@@ -62,9 +60,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--chunks",
         type=bounded_int(CHUNKS),
-        default=DEFAULT_CHUNKS,
-        help=f"chunks ({span(CHUNKS)}; default {DEFAULT_CHUNKS})",
+        help=f"chunks ({span(CHUNKS)}; default: the --system file's preferred-dataset-splits, "
+        f"else {DEFAULT_CHUNKS})",
     )
+    add_system_argument(p)
     p.add_argument("--sharing", choices=("maxmin", "proportional"), default="maxmin")
     p.add_argument(
         "--engine",
@@ -72,6 +71,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="flow",
         help="flow-level simulator, or the brute-force packet model (--size at most 16MiB)",
     )
+    add_network_model_argument(p)
     p.add_argument(
         "--resolution-ns",
         type=bounded_float(RESOLUTION_NS),
@@ -106,6 +106,52 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="machine-readable output: per fabric the algorithm used, its time, bound, algbw, "
         "busbw and every candidate considered with its time alone",
     )
+
+
+#: --network-model: the engine each model runs on (fredfab.sim.engines.plan_run.ENGINES).
+NETWORK_MODELS = {
+    "cut-through": "flow",
+    "congestion-unaware": "congestion-unaware",
+    "congestion-aware": "congestion-aware",
+}
+
+
+def add_network_model_argument(p: argparse.ArgumentParser) -> None:
+    """``--network-model``: ours (cut-through, max-min sharing) or ASTRA-sim's analytical
+    backends (shared with `fred estimate` on Chakra traces)."""
+    p.add_argument(
+        "--network-model",
+        choices=tuple(NETWORK_MODELS),
+        default="cut-through",
+        help="cut-through: our flow-level simulator, links shared max-min (default); "
+        "congestion-unaware: ASTRA-sim's backend that ignores link sharing (size / bandwidth "
+        "+ hops x latency per message); congestion-aware: ASTRA-sim's store-and-forward "
+        "backend, one message per link at a time in arrival order",
+    )
+
+
+def add_system_argument(p: argparse.ArgumentParser) -> None:
+    """``--system FILE``: an ASTRA-sim system-layer file (shared with `fred estimate`)."""
+    p.add_argument(
+        "--system",
+        metavar="JSON",
+        help="ASTRA-sim system file: its per-dimension implementations choose the algorithm on "
+        "ASTRA-sim topologies, preferred-dataset-splits the chunks; every other key is listed "
+        "as not modelled",
+    )
+
+
+def system_algorithm(system, fab, req) -> tuple[str | None, str]:
+    """The algorithm ``system`` configures for ``req`` on ``fab`` (None: ours chooses),
+    and why not when it configures one that cannot run here."""
+    from fredfab.model.system.fabric import DIMS
+
+    alg, note = algorithm_for(system, req.op, len(fab.dims.dims) if fab.routing == DIMS else None)
+    if alg is not None:
+        a = lookup(alg)
+        if not (req.op in a.ops and len(req.group) > 1 and a.applies(fab, req)):
+            return None, f"{alg} does not apply to this group; the fastest algorithm runs"
+    return alg, note
 
 
 def add_algorithm_argument(p: argparse.ArgumentParser) -> None:
@@ -145,34 +191,38 @@ def run(args: argparse.Namespace) -> int:
             f"--engine packet handles at most {fmt_bytes(PACKET_MAX_SIZE)} per NPU; "
             "use the flow engine for larger sizes"
         )
+    engine = args.engine
+    if args.network_model != "cut-through":
+        if args.engine != "flow":
+            raise UserError(f"--network-model {args.network_model} replaces --engine {engine}")
+        engine = NETWORK_MODELS[args.network_model]
     if args.algorithm is not None:
         alg = lookup(args.algorithm)
         if normalize_op(args.op) not in alg.ops:
             raise UserError(
                 f"--algorithm {alg.name} runs {', '.join(sorted(alg.ops))}, not {args.op}"
             )
+    system = load_astra_system(args.system) if args.system else None
+    chunks = args.chunks or (system and system.chunks) or DEFAULT_CHUNKS
     rows = []
     for fab in fabrics_from(args):
-        if args.group == "all":
-            group = list(range(fab.num_npus))
-        else:
-            try:
-                group = ports_within(args.group, fab.num_npus, "--group")
-            except FlowError as exc:
-                raise ValueError(str(exc)) from None
+        group = npu_group(args.group, fab.num_npus)
         if len(set(group)) < 2:
             # One NPU has nobody to exchange with: no time, no bandwidth to report.
             raise UserError(f"--group {args.group}: a collective needs at least 2 NPUs")
         req = CollectiveRequest(args.op, group, size, root=args.root)
+        algorithm, why = args.algorithm, ""
+        if system is not None and algorithm is None:
+            algorithm, why = system_algorithm(system, fab, req)
         res = simulate(
             fab,
             [req],
-            chunks=args.chunks,
+            chunks=chunks,
             sharing=args.sharing,
             on_conflict=args.on_conflict,
-            engine=args.engine,
+            engine=engine,
             resolution=args.resolution_ns * NS,
-            algorithm=args.algorithm,
+            algorithm=algorithm,
         )
         r = res.requests[0]
         rows.append(
@@ -180,13 +230,21 @@ def run(args: argparse.Namespace) -> int:
                 "fabric": fab.name,
                 **r.to_dict(),
                 "fallbacks": list(res.fallbacks),
-                "notes": list(res.notes),
+                "notes": list(res.notes) + ([f"system file: {why}"] if why else []),
+                "chunks": chunks,
                 "switch_timing": fab.timing.to_dict() if fab.has_fred_switches else None,
             }
         )
+    mapping = system.mapping() if system else []
     if args.json:
+        for r in rows:
+            r["system"] = [{"key": k, "here": v} for k, v in mapping]
         print(json.dumps(rows, indent=1, allow_nan=False))
         return 0
+    if system is not None:
+        print(f"system file {system.source}:")
+        for k, v in mapping:
+            print(f"  {k}: {v}")
     sizes = {r["group_size"] for r in rows}  # the default group differs between fabrics
     over = (
         f"{sizes.pop()} NPUs"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fredfab.model.chakra.reader import is_trace
+from fredfab.sim.cli.chakra_estimate import compare_trace
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides, workload_from
 from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import format_compare_table, plot_compare
 from fredfab.sim.engines.training import DEFAULT_FABRICS, compare
 
-NAME = "compare"
-HELP = "compare a training workload on the mesh and FRED-A..D (time, breakdown, speedup)"
 PLOT_FOLDER = Path("build/compare")
 
 
@@ -29,6 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_trace(args.workload):
+        return compare_trace(args, args.fabric or DEFAULT_FABRICS)
     check_plot_path(args, PLOT_FOLDER)
     res = compare(
         workload_from(args),

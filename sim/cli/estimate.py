@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from fredfab.model.chakra.reader import is_trace
 from fredfab.model.system.switch_timing import describe_timing
 from fredfab.model.system.units import GB, GHZ
 from fredfab.model.training import Workload, load_workload, shipped_workloads
 from fredfab.model.training.astra_workload import DEFAULT_CLOCK_HZ
 from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
+from fredfab.sim.cli import chakra_estimate
 from fredfab.sim.cli.arguments import (
     ACCUMULATION,
     ASTRA_CLOCK_GHZ,
@@ -24,9 +26,6 @@ from fredfab.sim.cli.arguments import (
 from fredfab.sim.cli.report import EXPOSED_LABELS, LABELS, fmt_time
 from fredfab.sim.engines.training import estimate
 
-NAME = "estimate"
-HELP = "estimate one training iteration (compute + exposed communication) on a fabric"
-
 
 def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) -> None:
     """Options shared by estimate, compare and sweep."""
@@ -34,8 +33,9 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
         "--workload",
         required=True,
         metavar="NAME|FILE",
-        help=f"{', '.join(shipped_workloads())}, a workload TOML file, or an ASTRA-sim text "
-        "workload (.txt)",
+        help=f"{', '.join(shipped_workloads())}, a workload TOML file, an ASTRA-sim text "
+        "workload (.txt), or (estimate) a Chakra trace PREFIX: PREFIX.0.et ... PREFIX.(N-1).et, "
+        "optionally gzipped",
     )
     p.add_argument(
         "--astra-clock-GHz",
@@ -124,9 +124,13 @@ def npu_from(args: argparse.Namespace) -> NPU:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fabric", default="fred-d", metavar="NAME|FILE", help="fabric (fred-d)")
     add_training_arguments(p)
+    chakra_estimate.add_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_trace(args.workload):
+        return chakra_estimate.run(args)
+    chakra_estimate.refuse_trace_options(args)
     e = estimate(
         workload_from(args),
         args.fabric,

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from dataclasses import MISSING, fields
 from pathlib import Path
 
 from fredfab.hw.params import PARAM_LIMITS, SwitchParams
 from fredfab.model.dtypes import ELEMENT_TYPES
 from fredfab.model.switch.arches import ARCHES
+from fredfab.sim import progress
+from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import bounded_int, plain_int, span
-from fredfab.sim.cli.output import check_folder, staged_folder
-
-NAME = "generate"
-HELP = "generate the Verilog of a FRED switch and its JSON manifest"
+from fredfab.sim.cli.extras import require
+from fredfab.sim.cli.output import check_folder, write_generated_pair
 
 #: The generator's own defaults, so the CLI never restates them.
 DEFAULTS = {f.name: f.default for f in fields(SwitchParams) if f.default is not MISSING}
@@ -42,7 +41,8 @@ def add_params_arguments(
 ) -> None:
     """Generator parameters, shared by every command that builds a switch. ``defaults``
     replace SwitchParams' own for a command that needs others; ``ports_required`` False for
-    a command that can take the port counts from elsewhere (a fabric)."""
+    a command that can take the port counts from elsewhere (a fabric), whose --m then stays
+    None unless given (``params_from`` takes the default; a fabric its own switch_m)."""
     d = {**DEFAULTS, **defaults}
     p.add_argument(
         "--ports",
@@ -58,11 +58,16 @@ def add_params_arguments(
         help=f"clos: the paper's Fred_m(P); xbar: crossbar + reduction tree (default {d['arch']})",
     )
     for name, text in INT_PARAMS.items():
+        fabric_m = name == "m" and not ports_required
         p.add_argument(
             f"--{name.replace('_', '-')}",
             type=plain_int,
-            default=d[name],
-            help=_int_help(name, text, d[name]),
+            default=None if fabric_m else d[name],
+            help=_int_help(
+                name,
+                text,
+                f"{d[name]}; with --fabric the fabric's switch_m" if fabric_m else d[name],
+            ),
         )
     p.add_argument(
         "--dtype",
@@ -73,6 +78,8 @@ def add_params_arguments(
 
 def params_from(args: argparse.Namespace) -> SwitchParams:
     ints = {name: getattr(args, name) for name in INT_PARAMS}
+    if ints["m"] is None:  # a command that can build a fabric, run on one switch
+        ints["m"] = DEFAULTS["m"]
     return SwitchParams(ports=args.ports, arch=args.arch, dtype=args.dtype, **ints)
 
 
@@ -123,7 +130,7 @@ def add_packet_arguments(
 
 
 def packet_params_from(args: argparse.Namespace):
-    """The PacketParams of ``args`` (ValueError names what packet mode cannot build)."""
+    """The PacketParams of ``args`` (InputError names what packet mode cannot build)."""
     from fredfab.hw.packet.params import PacketParams
     from fredfab.model.packet.format import PacketFormat
 
@@ -145,33 +152,38 @@ def check_packet_options(args: argparse.Namespace) -> None:
     flags = {name: f"--{name.replace('_', '-')}" for name in PACKET_FORMAT} | FORMAT_FLAGS
     given = [flag for name, flag in flags.items() if getattr(args, name) is not None]
     if given and not args.packet:
-        raise ValueError(f"{given[0]} needs --packet")
+        raise UserError(f"{given[0]} needs --packet")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_params_arguments(p)
+    from fredfab.sim.cli.fabric_spec import add_fabric_spec_arguments
+
+    add_params_arguments(p, ports_required=False)
+    add_fabric_spec_arguments(p, "write a whole fabric's Verilog and manifest instead")
     add_packet_arguments(p)
     p.add_argument("-o", "--out", type=Path, default=Path("build/verilog"), help="output folder")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
+    require("amaranth")
     from fredfab.hw.manifest import generate
 
     check_packet_options(args)
+    if args.fabric is not None:
+        from fredfab.sim.cli.generate_fabric import run_generate_fabric
+
+        return run_generate_fabric(args)
+    if args.ports is None:
+        raise UserError("--ports is required (or --fabric for a whole fabric)")
     params = params_from(args)
     if args.packet:
         from fredfab.hw.packet.manifest import generate
 
         params = packet_params_from(args)
     check_folder(args.out)
-    t0 = time.perf_counter()
-    # Both files appear together or not at all.
-    with staged_folder(args.out) as tmp:
-        tmp_v, tmp_j = generate(params, tmp)
-        info = json.loads(tmp_j.read_text())
-    v_path, j_path = args.out / tmp_v.name, args.out / tmp_j.name
-    seconds = time.perf_counter() - t0
+    progress.step(f"generating the Verilog of {params.name} (Amaranth, then Yosys)")
+    v_path, j_path, info, seconds = write_generated_pair(args.out, lambda d: generate(params, d))
     if args.json:
         print(json.dumps({"verilog": str(v_path), "manifest": str(j_path), "seconds": seconds}))
     else:

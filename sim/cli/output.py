@@ -13,12 +13,14 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fredfab.sim.atomic import atomic_path, write_text  # noqa: F401  (re-exported)
+from fredfab.sim.atomic import as_users, atomic_path, write_text  # noqa: F401  (re-exported)
 from fredfab.sim.cli import UserError
+from fredfab.sim.cli.extras import require
 
 
 def check_file(path: str | Path, what: str = "output file", suffixes: tuple[str, ...] = ()) -> Path:
@@ -46,10 +48,19 @@ def check_folder(path: str | Path, what: str = "output folder") -> Path:
     return p
 
 
+def wants_plot(args) -> bool:
+    """Whether a command with ``--no-plot``, ``-o/--output`` and ``--json`` draws its plot:
+    unless --no-plot; with --json only when -o names the file (a machine reading the JSON
+    asked for data, not for a file under ./build)."""
+    return not args.no_plot and (bool(args.output) or not args.json)
+
+
 def check_plot_path(args, default_folder: Path) -> None:
-    """The plot of a command with ``--no-plot``, ``-o/--output`` and a default folder."""
-    if args.no_plot:
+    """The plot of a command with ``--no-plot``, ``-o/--output`` and a default folder: the
+    plot extra is installed and the file can be written (nothing to check without a plot)."""
+    if not wants_plot(args):
         return
+    require("matplotlib")
     if args.output:
         check_file(args.output, "plot file", (".png", ".svg"))
     else:
@@ -82,14 +93,36 @@ def staged_folder(folder: str | Path) -> Iterator[Path]:
     ``folder`` (made if needed). The temporary folder is removed either way."""
     target = Path(folder)
     base = _existing_ancestor(target, "output folder", target)
-    tmp = Path(tempfile.mkdtemp(prefix=".fred-", dir=base))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".fred-", dir=base))
+    except OSError as exc:
+        raise as_users(exc, target) from None
     try:
         yield tmp
         target.mkdir(parents=True, exist_ok=True)
         for f in sorted(tmp.iterdir()):
             os.replace(f, target / f.name)
+    except OSError as exc:
+        # Errors about the temporary folder name the user's folder.
+        name = Path(exc.filename) if exc.filename is not None else None
+        if name is not None and (name == tmp or tmp in name.parents):
+            raise as_users(exc, target / name.relative_to(tmp)) from None
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_generated_pair(
+    out_dir: Path, generate: Callable[[Path], tuple[Path, Path]]
+) -> tuple[Path, Path, dict, float]:
+    """Run ``generate(folder)`` (it writes a Verilog file and its JSON manifest there) so that
+    both files appear in ``out_dir`` together or not at all; return their paths in
+    ``out_dir``, the manifest's content and the seconds it took."""
+    t0 = time.perf_counter()
+    with staged_folder(out_dir) as tmp:
+        tmp_v, tmp_j = generate(tmp)
+        info = json.loads(tmp_j.read_text())
+    return out_dir / tmp_v.name, out_dir / tmp_j.name, info, time.perf_counter() - t0
 
 
 def print_with_plot(
@@ -100,11 +133,11 @@ def print_with_plot(
     table: Callable[[object], str],
     stem: str | None = None,
 ) -> int:
-    """The end of a training command: the plot (unless --no-plot) written atomically to -o or
+    """The end of a training command: the plot (``wants_plot``) written atomically to -o or
     ``default_folder/<stem>.<format>`` (stem: the workload's name unless given), then the
     result as JSON or as a table."""
     written = None
-    if not args.no_plot:
+    if wants_plot(args):
         name = stem or result.workload
         out = Path(args.output or default_folder / f"{name}.{args.format}")
         with atomic_path(out) as tmp:

@@ -10,13 +10,16 @@ from fredfab.model.system import Strategy
 from fredfab.model.system.units import GB
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import CHUNKS, bounded_int, size, span, timing_card
-from fredfab.sim.cli.collective import add_algorithm_argument, fabrics_from
-from fredfab.sim.cli.output import atomic_path, check_file
+from fredfab.sim.cli.collective import (
+    NETWORK_MODELS,
+    add_algorithm_argument,
+    add_network_model_argument,
+    fabrics_from,
+)
+from fredfab.sim.cli.extras import require
+from fredfab.sim.cli.output import atomic_path, check_file, wants_plot
 from fredfab.sim.cli.report import fmt_bytes, fmt_time, timing_lines
 from fredfab.sim.engines.system import DEFAULT_CHUNKS, phase_bandwidth
-
-NAME = "phases"
-HELP = "per-NPU bandwidth of the MP, DP and PP phases of a 3D-parallel strategy, per fabric"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,6 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("png", "svg"), default="png", help="default plot format")
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
     add_algorithm_argument(p)
+    add_network_model_argument(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -64,13 +68,15 @@ def run(args: argparse.Namespace) -> int:
     base = args.size
     for k, v in sizes.items():
         if v is None and base is None:
-            raise ValueError(f"give --size (or --{k}-size for every phase)")
+            raise UserError(f"give --size (or --{k}-size for every phase)")
     for k, v in [("", base), *((f"{k}-", v) for k, v in sizes.items())]:
         if v == 0:
             # A phase of zero bytes takes no time: no bandwidth to report.
             raise UserError(f"--{k}size 0: a phase needs at least 1 byte per NPU")
     out = None
-    if not args.no_plot:
+    plotting = wants_plot(args)
+    if plotting:
+        require("matplotlib")
         out = Path(args.output) if args.output else Path("build/phases") / f"{st}.{args.format}"
         check_file(out, "plot file", (".png", ".svg"))
     table = {}
@@ -86,11 +92,12 @@ def run(args: argparse.Namespace) -> int:
             pp_bytes=sizes["pp"],
             chunks=args.chunks,
             algorithm=args.algorithm,
+            engine=NETWORK_MODELS[args.network_model],
         )
         table[fab.name] = res
     phases = [ph for ph in ("MP", "DP", "PP") if any(ph in r for r in table.values())]
     plot = None
-    if not args.no_plot and phases:
+    if plotting and phases:
         plot = _plot(table, phases, st, out)
     if args.json:
         out = {
@@ -132,20 +139,23 @@ def _plot(table, phases, st: Strategy, out: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from fredfab.sim.cli.plot_style import fabric_colours, legend_beside
+
     fabs = list(table)
+    colour = fabric_colours(fabs)
     width = 0.8 / len(fabs)
-    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(phases), 3.6))
+    fig, ax = plt.subplots(figsize=(2.8 + 1.6 * len(phases), 3.6))
     for i, f in enumerate(fabs):
         xs = [p + (i - (len(fabs) - 1) / 2) * width for p in range(len(phases))]
         ys = [table[f][ph].busbw / GB if ph in table[f] else 0.0 for ph in phases]
-        ax.bar(xs, ys, width, label=f)
+        ax.bar(xs, ys, width, label=f, color=colour[f])
     ax.set_xticks(range(len(phases)), phases)
     ax.set_ylabel("per-NPU effective bandwidth (GB/s)")
     ax.set_title(f"{st}: 3D-parallel phases, all groups concurrent")
-    ax.legend(fontsize="small", ncol=min(len(fabs), 3))
+    legend_beside(ax, fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     with atomic_path(out) as tmp:
-        fig.savefig(tmp)
+        fig.savefig(tmp, bbox_inches="tight")
     plt.close(fig)
     return out

@@ -10,14 +10,16 @@ import sys
 import time as _time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fredfab.model.system.switch_timing import describe_timing
 from fredfab.model.system.units import GIB, KIB, MIB, MS, NS, US, to_ms
-from fredfab.sim.cli.plot_style import CATEGORY_COLOURS, legend_beside, plot_file
-from fredfab.sim.engines.training import CompareResult, SweepResult
+from fredfab.sim.cli.plot_style import CATEGORY_COLOURS, fabric_colours, legend_beside, plot_file
+
+if TYPE_CHECKING:  # the training engine is loaded by the commands that run it
+    from fredfab.sim.engines.training import CompareResult, SweepResult
 
 #: Breakdown labels, in table order (keys of Estimate.breakdown).
 LABELS = {
@@ -63,10 +65,13 @@ def _timing_of(estimates) -> dict[str, Mapping[str, Any]]:
 
 def format_compare_table(result: CompareResult) -> str:
     """The compare table: time per iteration, breakdown (ms on the critical path) and
-    speedup over the baseline, one row per fabric."""
+    speedup (training throughput) over the baseline, one row per fabric; the minibatch and
+    strategy of each fabric when they differ."""
     cats = list(LABELS)
+    strategies = {e.strategy for e in result.estimates if e.ok}
+    title = result.strategy if len(strategies) <= 1 else "strategy per fabric below"
     lines = [
-        f"{result.workload}, {result.strategy}: time per iteration and its breakdown (ms), "
+        f"{result.workload}, {title}: time per iteration and its breakdown (ms), "
         "seen from the busiest NPU"
     ]
     head = f"{'fabric':<10}{'time ms':>11}" + "".join(f"{LABELS[c]:>10}" for c in cats)
@@ -85,11 +90,24 @@ def format_compare_table(result: CompareResult) -> str:
     if ok:
         e0 = ok[0]
         s = e0.settings
+        batch = (
+            f"minibatch {e0.minibatch}"
+            if result.same_minibatch
+            else "minibatch " + ", ".join(f"{e.minibatch} on {e.fabric} ({e.strategy})" for e in ok)
+        )
         lines.append(
-            f"minibatch {e0.minibatch}, {s['microbatches']} microbatch(es), "
+            f"{batch}, {s['microbatches']} microbatch(es), "
             f"ZeRO-{s['zero_stage']}, {e0.execution}, recompute {s['recompute']}, "
             f"accumulation {s['accumulation']}"
         )
+        if result.same_minibatch:
+            lines.append(f"speedup: time per iteration of {result.baseline} / the fabric's")
+        else:
+            lines.append(
+                f"speedup: training throughput (samples/s) over {result.baseline}'s; the "
+                "fabrics have different NPU counts and run different minibatches, so their "
+                "times per iteration do not compare"
+            )
     lines += timing_lines(_timing_of(result.estimates))
     for e in result.estimates:
         for n in e.notes:
@@ -107,6 +125,8 @@ def plot_compare(result: CompareResult, path: str | Path) -> Path:
     out = plot_file(path)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     names = [e.fabric for e in result.estimates]
+    if not result.same_minibatch:  # the bars' times are of different minibatches: say so
+        names = [f"{e.fabric}\nbatch {e.minibatch}" if e.ok else e.fabric for e in result.estimates]
     bottom = np.zeros(len(names))
     for c in LABELS:
         vals = np.array([to_ms(e.breakdown.get(c, 0.0)) if e.ok else 0.0 for e in result.estimates])
@@ -119,8 +139,16 @@ def plot_compare(result: CompareResult, path: str | Path) -> Path:
         elif (sp := result.speedup(e)) is not None:
             ax.text(i, bottom[i], f"{sp:.2f}x", ha="center", va="bottom", fontsize=8)
     ax.set_ylabel("time per iteration (ms)")
-    ax.set_title(f"{result.workload}, {result.strategy}")
-    legend_beside(ax, fontsize="small")
+    handles, labels = ax.get_legend_handles_labels()
+    if result.same_minibatch:
+        ax.set_title(f"{result.workload}, {result.strategy}; speedup over {result.baseline}")
+    else:
+        ax.set_title(
+            f"{result.workload}: speedup in samples/s over {result.baseline} (minibatches differ)",
+            fontsize=9,
+        )
+    # Listed top down as the segments are stacked, so the legend reads like the bars.
+    legend_beside(ax, handles=handles[::-1], labels=labels[::-1], fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out, bbox_inches="tight")
@@ -232,17 +260,18 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
     )
     width = 0.8 / max(len(fabs), 1)
     x0 = np.arange(len(strategies))
+    colour = fabric_colours(fabs)
     for k, f in enumerate(fabs):
         xs = x0 + (k - (len(fabs) - 1) / 2) * width
         es = [cell.get((f, s)) for s in strategies]
         ok = [e is not None and e.ok for e in es]
         ys = [e.throughput if good else math.nan for e, good in zip(es, ok, strict=True)]
-        bars = ax.bar(xs, ys, width, color=f"C{k}")
+        bars = ax.bar(xs, ys, width, color=colour[f])
         for b, e, good in zip(bars, es, ok, strict=True):
             if good and not e.fits:  # estimated with --ignore-memory: hatched
                 b.set_hatch("//")
         red = [result.reduction(e) if good else None for e, good in zip(es, ok, strict=True)]
-        ax2.bar(xs, [math.nan if r is None else 100 * r for r in red], width, color=f"C{k}")
+        ax2.bar(xs, [math.nan if r is None else 100 * r for r in red], width, color=colour[f])
         # Exposed communication by kind, stacked, with the bubble on top.
         bottom = np.zeros(len(strategies))
         for kind in (*EXPOSED_LABELS, "bubble"):
@@ -270,12 +299,13 @@ def plot_sweep(result: SweepResult, path: str | Path) -> Path:
         fontsize=9,
     )
     # Legend patches of their own: the first bar of a fabric may be hatched.
-    handles = [Patch(facecolor=f"C{k}", label=f) for k, f in enumerate(fabs)]
+    handles = [Patch(facecolor=colour[f], label=f) for f in fabs]
     legend_beside(ax, handles=handles, fontsize="small")
     ax2.set_ylabel(f"exposed comm. reduction\nvs {result.baseline} (%)")
     ax2.axhline(0, color="k", lw=0.5)
     ax3.set_ylabel("exposed comm. + bubble (ms)\nbars: " + ", ".join(fabs), fontsize=8)
-    legend_beside(ax3, fontsize="small")
+    handles3, labels3 = ax3.get_legend_handles_labels()
+    legend_beside(ax3, handles=handles3[::-1], labels=labels3[::-1], fontsize="small")
     for a in (ax, ax2, ax3):
         a.grid(axis="y", alpha=0.3)
     ax3.set_xticks(range(len(strategies)), strategies, rotation=60, ha="right", fontsize=7)

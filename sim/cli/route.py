@@ -20,9 +20,6 @@ from fredfab.sim.cli.arguments import (
 from fredfab.sim.cli.generate import DEFAULTS
 from fredfab.sim.cli.output import check_file, write_text
 
-NAME = "route"
-HELP = "route concurrent flows (IPS:OPS) on a Fred_m(P) switch and print its configuration"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(

@@ -8,18 +8,13 @@ import math
 from pathlib import Path
 
 from fredfab.sim.cli.arguments import MAX_SENSITIVITY_VALUES, span
-from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides
+from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides, workload_from
 from fredfab.sim.cli.output import check_plot_path, print_with_plot
 from fredfab.sim.cli.report import Progress
 from fredfab.sim.cli.sensitivity_report import format_sensitivity_table, plot_sensitivity
 from fredfab.sim.engines.sensitivity import VARIABLES, check_values, sensitivity
 from fredfab.sim.engines.training import DEFAULT_FABRICS
 
-NAME = "sensitivity"
-HELP = (
-    "speedup over the mesh and exposed-communication reduction as NPU compute (or another "
-    "setting) varies; where a workload turns communication-bound"
-)
 PLOT_FOLDER = Path("build/sensitivity")
 
 
@@ -76,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     values = check_values(args.vary, args.values or VARIABLES[args.vary].defaults)
     check_plot_path(args, PLOT_FOLDER)
     res = sensitivity(
-        args.workload,
+        workload_from(args),  # with --astra-clock-GHz, which only a text workload takes
         args.vary,
         values,
         fabrics=args.fabric or DEFAULT_FABRICS,

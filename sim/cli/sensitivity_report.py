@@ -95,14 +95,15 @@ def plot_sensitivity(result: SensitivityResult, path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fredfab.sim.cli.plot_style import legend_beside, plot_file
+    from fredfab.sim.cli.plot_style import fabric_colours, legend_beside, plot_file
 
     out = plot_file(path)
     var = VARIABLES[result.variable]
     xs = [p.value for p in result.points]
     fig, axes = plt.subplots(3, 1, figsize=(6.4, 8.0), sharex=True)
     positive = False
-    for k, f in enumerate(result.fabrics):
+    colour = fabric_colours(list(result.fabrics))
+    for f in result.fabrics:
         sp, red, ratio = [], [], []
         for p in result.points:
             e = result.estimate(p, f)
@@ -111,7 +112,7 @@ def plot_sensitivity(result: SensitivityResult, path: str | Path) -> Path:
             red.append(math.nan if r is None else 100 * r)
             ok = e is not None and e.ok and e.breakdown["compute"] > 0
             ratio.append(e.exposed_comm / e.breakdown["compute"] if ok else math.nan)
-        style = dict(marker="o", label=f, color=f"C{k}")  # one colour per fabric throughout
+        style = dict(marker="o", label=f, color=colour[f])  # one colour per fabric throughout
         axes[0].plot(xs, sp, **style)
         if f != result.baseline:
             axes[1].plot(xs, red, **style)

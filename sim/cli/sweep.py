@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fredfab.model.chakra.reader import is_trace
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import JOBS, bounded_int, span
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides, workload_from
@@ -13,8 +14,6 @@ from fredfab.sim.cli.report import Progress, format_sweep_table, plot_sweep
 from fredfab.sim.cli.scheduler import check_scheduler
 from fredfab.sim.engines.training import DEFAULT_FABRICS, sweep
 
-NAME = "sweep"
-HELP = "evaluate every MP x DP x PP strategy on every fabric; best per fabric and spread"
 PLOT_FOLDER = Path("build/sweep")
 
 
@@ -43,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_trace(args.workload):
+        raise UserError("a Chakra trace fixes its strategy: estimate or compare it, not sweep")
     from fredfab.sim.engines.training import resolve_config
 
     ov = {k: v for k, v in overrides(args).items() if v is not None}

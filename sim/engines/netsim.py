@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fredfab.model.errors import InputError
 from fredfab.model.system.schedule import Schedule
 
 SHARING = ("maxmin", "proportional")
@@ -71,9 +72,9 @@ def run_schedule(
     resolution, so the makespan grows by at most resolution x (dependency depth); 0 is exact.
     """
     if sharing not in SHARING:
-        raise ValueError(f"sharing {sharing!r} unknown; use one of {SHARING}")
+        raise InputError(f"sharing {sharing!r} unknown; use one of {SHARING}")
     if not (resolution >= 0 and np.isfinite(resolution)):
-        raise ValueError(f"resolution must be >= 0 seconds, got {resolution}")
+        raise InputError(f"resolution must be >= 0 seconds, got {resolution}")
     cap = schedule.fabric.bandwidth if capacity is None else np.asarray(capacity, dtype=float)
     return _FlowSim(schedule.finalize(), cap, sharing, resolution).run()
 

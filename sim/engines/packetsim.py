@@ -23,6 +23,7 @@ from collections import deque
 
 import numpy as np
 
+from fredfab.model.errors import InputError
 from fredfab.model.system.schedule import Schedule
 
 #: Fewest packets a link buffer holds: one being received while one is forwarded.
@@ -57,7 +58,7 @@ def run_packets(
     window from its bandwidth x round trip (credit_window).
     """
     if packet_bytes <= 0 or (buffer_packets is not None and buffer_packets < 1):
-        raise ValueError("packet_bytes must be > 0 and buffer_packets >= 1")
+        raise InputError("packet_bytes must be > 0 and buffer_packets >= 1")
     f = schedule.fabric
     if buffer_packets is None:
         window = credit_window(f.bandwidth, f.hop_latency, float(packet_bytes))

@@ -19,7 +19,9 @@ from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.schedule import Schedule
 from fredfab.sim.engines.netsim import run_schedule
 
-ENGINES = ("flow", "packet")
+#: What runs a schedule: the flow-level simulator (cut-through, max-min sharing), the
+#: packet model, or ASTRA-sim's analytical backends (fredfab.sim.engines.analytical).
+ENGINES = ("flow", "packet", "congestion-unaware", "congestion-aware")
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,22 @@ def run_alone_cache_clear() -> None:
     _run_alone.cache_clear()
 
 
+def run_with(sched: Schedule, opts: RunOptions) -> tuple[np.ndarray, int]:
+    """Simulate ``sched`` with the engine ``opts`` names: per transfer the time its last
+    byte arrived, and the simulator's event count."""
+    if opts.engine == "flow":
+        res = run_schedule(sched, sharing=opts.sharing, resolution=opts.resolution)
+        return res.delivered, res.events
+    if opts.engine == "packet":
+        from fredfab.sim.engines.packetsim import run_packets
+
+        return run_packets(sched, packet_bytes=opts.packet_bytes), 0
+    from fredfab.sim.engines.analytical import run_analytical
+
+    res = run_analytical(sched, opts.engine)
+    return res.delivered, res.events
+
+
 def _run(fabric: Fabric, plans: Sequence[Plan], opts: RunOptions) -> BatchRun:
     sched = Schedule(fabric)
     for p in plans:
@@ -73,15 +91,7 @@ def _run(fabric: Fabric, plans: Sequence[Plan], opts: RunOptions) -> BatchRun:
     ends = {p.index: 0.0 for p in plans}
     if sched.n == 0:
         return BatchRun(ends, 0, 0)
-    events = 0
-    if opts.engine == "flow":
-        res = run_schedule(sched, sharing=opts.sharing, resolution=opts.resolution)
-        done = res.delivered
-        events = res.events
-    else:
-        from fredfab.sim.engines.packetsim import run_packets
-
-        done = run_packets(sched, packet_bytes=opts.packet_bytes)
+    done, events = run_with(sched, opts)
     req = sched.finalize()["request"]
     if len(req):
         e = np.full(max(ends) + 1, -np.inf)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from fredfab.model.errors import InputError
 from fredfab.model.system import Fabric, load_fabric
 from fredfab.model.system.dims import Dims
 from fredfab.model.system.fabric import DIMS
@@ -102,19 +103,19 @@ def check_values(name: str, values: Iterable[float]) -> tuple[float, ...]:
     """``values`` for variable ``name``: within its bounds, whole where it counts, sorted and
     without repeats. Raises ValueError saying what was wrong and what is allowed."""
     if name not in VARIABLES:
-        raise ValueError(f"cannot vary {name!r}; choose one of {', '.join(VARIABLES)}")
+        raise InputError(f"cannot vary {name!r}; choose one of {', '.join(VARIABLES)}")
     var = VARIABLES[name]
     vals = sorted(set(float(v) for v in values))
     if not vals:
-        raise ValueError(f"--vary {name}: give at least one value")
+        raise InputError(f"--vary {name}: give at least one value")
     if len(vals) > MAX_VALUES:
-        raise ValueError(f"--vary {name}: {len(vals)} values; at most {MAX_VALUES}")
+        raise InputError(f"--vary {name}: {len(vals)} values; at most {MAX_VALUES}")
     lo, hi = var.bounds
     for v in vals:
         if not lo <= v <= hi:
-            raise ValueError(f"--vary {name}: value {v:g} is out of range {lo:g}..{hi:g}")
+            raise InputError(f"--vary {name}: value {v:g} is out of range {lo:g}..{hi:g}")
         if var.integer and v != int(v):
-            raise ValueError(f"--vary {name}: value {v:g} must be a whole number")
+            raise InputError(f"--vary {name}: value {v:g} must be a whole number")
     return tuple(vals)
 
 
@@ -145,7 +146,7 @@ def with_seq(wl: Workload, seq: int) -> Workload:
     """A transformer workload rebuilt from its shape with another sequence length (the
     published parameter count is dropped: it describes the shipped shape)."""
     if "seq" not in wl.shape or "hidden" not in wl.shape:
-        raise ValueError(f"--vary seq applies to transformer workloads; {wl.name} is not one")
+        raise InputError(f"--vary seq applies to transformer workloads; {wl.name} is not one")
     return workload_from_dict(
         {
             "schema": SCHEMA,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from fredfab.model.errors import InputError
 from fredfab.model.switch.flow import Flow, FlowError, validate_flows
 from fredfab.model.switch.router import routable
 from fredfab.model.system.fabric import Fabric
@@ -13,7 +14,7 @@ from fredfab.model.system.request import Plan
 from fredfab.model.system.schedule import LaneConflict, switch_flows
 
 
-class CollectiveConflict(ValueError):
+class CollectiveConflict(InputError):
     """Flows that cannot share a circuit configuration, with on_conflict="error"."""
 
 

@@ -29,6 +29,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fredfab.model.errors import InputError
 from fredfab.model.system.algorithms import CollectiveRequest, Plan, bus_factor
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.placement import Strategy
@@ -157,19 +158,19 @@ def simulate(
     """
     requests = list(requests)
     if not requests:
-        raise ValueError("simulate needs at least one collective request")
+        raise InputError("simulate needs at least one collective request")
     if on_conflict not in ("fallback", "error"):
-        raise ValueError(f"on_conflict {on_conflict!r}: use 'fallback' or 'error'")
+        raise InputError(f"on_conflict {on_conflict!r}: use 'fallback' or 'error'")
     if engine not in ENGINES:
-        raise ValueError(f"engine {engine!r}: use one of {ENGINES}")
+        raise InputError(f"engine {engine!r}: use one of {ENGINES}")
     if sharing not in SHARING:
-        raise ValueError(f"sharing {sharing!r}: use one of {SHARING}")
+        raise InputError(f"sharing {sharing!r}: use one of {SHARING}")
     check_int(chunks, "chunks", lo=1)
     if algorithm is not None:
         ops = lookup(algorithm).ops
         if not any(r.op in ops for r in requests):
             asked = ", ".join(sorted({str(r.op) for r in requests}))
-            raise ValueError(f"algorithm {algorithm!r} runs {', '.join(sorted(ops))}, not {asked}")
+            raise InputError(f"algorithm {algorithm!r} runs {', '.join(sorted(ops))}, not {asked}")
     opts = RunOptions(chunks, sharing, engine, float(packet_bytes), float(resolution))
     choices = [
         choose(fabric, r, i, opts, algorithm=algorithm, on_conflict=on_conflict)
@@ -300,19 +301,19 @@ def phase_bandwidth(
     """
     st = Strategy.parse(strategy) if isinstance(strategy, str) else strategy
     if st.workers > fabric.num_npus:
-        raise ValueError(
+        raise InputError(
             f"strategy {st} needs {st.workers} NPUs; fabric {fabric.name} has {fabric.num_npus}"
         )
     sizes = {}
     for ph, v in (("MP", mp_bytes), ("DP", dp_bytes), ("PP", pp_bytes)):
         v = size_bytes if v is None else v
         if v is None:
-            raise ValueError(f"no size for the {ph} phase: give size_bytes or {ph.lower()}_bytes")
+            raise InputError(f"no size for the {ph} phase: give size_bytes or {ph.lower()}_bytes")
         sizes[ph] = v
     phases = st.phase_requests(sizes["MP"], sizes["DP"], sizes["PP"])
     ops = lookup(algorithm).ops if algorithm is not None else frozenset()
     if algorithm is not None and not any(reqs[0].op in ops for reqs in phases.values()):
-        raise ValueError(
+        raise InputError(
             f"algorithm {algorithm!r} runs {', '.join(sorted(ops))}, none of the phases of {st}"
         )
     out: dict[str, PhaseResult] = {}

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fredfab.model.collective_kind import CollectiveKind
+from fredfab.model.errors import InputError
 from fredfab.model.system import CollectiveRequest, Fabric, Strategy, load_fabric
 from fredfab.model.timing_card import load_timing_card
 from fredfab.model.timing_packet import PacketCosts
@@ -44,11 +45,12 @@ from fredfab.model.training.phase_priority import (
     prioritise,
     tree_switches,
 )
-from fredfab.model.training.timeline import CATEGORIES, exposed
+from fredfab.model.training.timeline import CATEGORIES, Timeline, exposed
 from fredfab.model.training.workload import Workload
 from fredfab.model.training.workload_files import is_shipped, load_workload
 from fredfab.sim.engines import algorithm_choice
 from fredfab.sim.engines.system import simulate
+from fredfab.sim.worker_pool import worker_pool
 
 #: The fabrics `fred compare` and `fred sweep` run by default: the paper's baseline and
 #: its four FRED variants (paper §7.1-7.2, Table 5).
@@ -235,8 +237,83 @@ def resolve_config(
             elif isinstance(rule, dict):
                 table["microbatches"] = int(rule.get(str(st.pp), st.pp))
             else:
-                raise ValueError(f'{wl.source}: [sweep] microbatches must be "pp" or a table')
+                raise InputError(f'{wl.source}: [sweep] microbatches must be "pp" or a table')
     return config_from_table(table, f"{wl.source} [training]", **over)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What an estimate runs before its task graph: the resolved settings, the fabric with
+    its memoised collective times, the 3D layout, the stages' layers and the memory policy
+    (shared by ``estimate`` and the Chakra exporter, fredfab.sim.engines.chakra_export)."""
+
+    workload: Workload
+    cfg: TrainingConfig
+    fabric: Fabric
+    comm: SimComm
+    layout: Layout
+    ranges: list[tuple[int, int]]
+    memory: MemoryReport
+    base: dict[str, Any]  # the Estimate fields every outcome shares
+    notes: tuple[str, ...]
+
+
+def prepare(
+    workload: str | Path | Workload,
+    fabric: str | Path | Fabric,
+    strategy: str | Strategy | None = None,
+    *,
+    npu: NPU | None = None,
+    timing_card: str | Path | None = None,
+    sweep_settings: bool = False,
+    **overrides: Any,
+) -> Prepared:
+    """The settings, fabric, layout and memory policy of an estimate (see ``estimate``);
+    ValueError when the strategy cannot apply."""
+    wl = _workload(workload)
+    npu = npu or NPU()
+    cfg = resolve_config(wl, strategy, sweep=sweep_settings, **overrides)
+    fab, comm = _fabric(fabric, timing_card, cfg.chunks)
+    if strategy is None and "strategy" not in wl.training:
+        # An ASTRA-sim workload describes one strategy, which depends on the NPU count.
+        implied = implied_strategy(wl, fab.num_npus)
+        if implied is not None:
+            cfg = resolve_config(wl, implied, sweep=sweep_settings, **overrides)
+    st = cfg.strategy
+    problem = applicable(wl, cfg, fab.num_npus)
+    if problem:
+        raise InputError(problem)
+    layout = Layout(st, cfg.placement)
+    a = wl.arrays()
+    ranges = (
+        split_stages(a["fwd_flops"] + a["bwd_flops"] + 1.0, st.pp)
+        if cfg.execution == "weight-stationary"
+        else [(0, wl.num_layers)]
+    )
+    mem = choose_policy(wl, cfg, npu, ranges)
+    base = dict(
+        workload=wl.name,
+        fabric=fab.name,
+        strategy=str(st),
+        execution=cfg.execution,
+        memory=mem,
+        settings=_settings(cfg, mem),
+        minibatch=cfg.minibatch,
+        timing_card=fab.timing.card.name if fab.switches else "",
+        switch_timing=fab.timing.to_dict() if fab.has_fred_switches else {},
+    )
+    notes = tuple(n for n in (mp_split(wl, st.mp).note(),) if n)
+    return Prepared(wl, cfg, fab, comm, layout, ranges, mem, base, notes)
+
+
+def iteration_timeline(prep: Prepared, npu: NPU, comm: Any = None) -> Timeline:
+    """The iteration's task graph (before packet headers and the phase rule); ``comm``
+    replaces the prepared collective costs (the exporter records them)."""
+    comm = prep.comm if comm is None else comm
+    wl, cfg, mem = prep.workload, prep.cfg, prep.memory
+    if cfg.execution == "weight-stationary":
+        return stationary(wl, cfg, npu, prep.layout, comm, prep.ranges, mem.recompute)
+    return streaming(wl, cfg, npu, prep.layout, comm, mem.recompute, mem.accumulation)
 
 
 def estimate(
@@ -260,52 +337,28 @@ def estimate(
     ``ignore_memory``: then they are estimated anyway (with the memory policy that needs the
     least HBM, the last one tried) and flagged (``Estimate.fits`` False, and a note).
     """
-    wl = _workload(workload)
     npu = npu or NPU()
-    cfg = resolve_config(wl, strategy, sweep=sweep_settings, **overrides)
-    fab, comm = _fabric(fabric, timing_card, cfg.chunks)
-    if strategy is None and "strategy" not in wl.training:
-        # An ASTRA-sim workload describes one strategy, which depends on the NPU count.
-        implied = implied_strategy(wl, fab.num_npus)
-        if implied is not None:
-            cfg = resolve_config(wl, implied, sweep=sweep_settings, **overrides)
-    st = cfg.strategy
-    problem = applicable(wl, cfg, fab.num_npus)
-    if problem:
-        raise ValueError(problem)
-    layout = Layout(st, cfg.placement)
-    a = wl.arrays()
-    ranges = (
-        split_stages(a["fwd_flops"] + a["bwd_flops"] + 1.0, st.pp)
-        if cfg.execution == "weight-stationary"
-        else [(0, wl.num_layers)]
+    prep = prepare(
+        workload,
+        fabric,
+        strategy,
+        npu=npu,
+        timing_card=timing_card,
+        sweep_settings=sweep_settings,
+        **overrides,
     )
-    mem = choose_policy(wl, cfg, npu, ranges)
-    base = dict(
-        workload=wl.name,
-        fabric=fab.name,
-        strategy=str(st),
-        execution=cfg.execution,
-        memory=mem,
-        settings=_settings(cfg, mem),
-        minibatch=cfg.minibatch,
-        timing_card=fab.timing.card.name if fab.switches else "",
-        switch_timing=fab.timing.to_dict() if fab.has_fred_switches else {},
-    )
-    notes = [n for n in (mp_split(wl, st.mp).note(),) if n]
+    fab, comm, mem, base = prep.fabric, prep.comm, prep.memory, prep.base
+    notes = list(prep.notes)
     if not mem.fits:
         if not ignore_memory:
             return Estimate(status="does-not-fit", reason=mem.describe(), **base)
         notes.append(f"does not fit, estimated anyway (ignore memory): {mem.describe()}")
-    if cfg.execution == "weight-stationary":
-        tl = stationary(wl, cfg, npu, layout, comm, ranges, mem.recompute)
-    else:
-        tl = streaming(wl, cfg, npu, layout, comm, mem.recompute, mem.accumulation)
+    tl = iteration_timeline(prep, npu)
     # The mesh's routers forward the same packets as FRED's switches (a header flit per
     # packet_flits payload flits) over the same links, whose link-level retry replays a
     # faulted flit: the header and the faults cost every fabric the same share of its
     # links, from the same card; charging them to FRED alone would bias the comparison.
-    payload = _packet_costs(fab, timing_card).link_fraction
+    payload = payload_fraction(fab, timing_card)
     tl = at_payload_rate(tl, payload)
     rule_summary: dict[str, Any] = {}
     if fab.has_fred_switches:
@@ -352,6 +405,12 @@ def phase_rule_summary(rule: PhaseRule, done: Prioritised) -> dict[str, Any]:
         "slowed_s": per_class(done.slowed),
         "preemptions": sum(done.preemptions),
     }
+
+
+def payload_fraction(fab: Fabric, timing_card: str | Path | None = None) -> float:
+    """The share of every link's rate that carries payload under packet headers and
+    link-level retry, from the card that applies to ``fab`` (PacketCosts.link_fraction)."""
+    return _packet_costs(fab, timing_card).link_fraction
 
 
 def _packet_costs(fab: Fabric, timing_card: str | Path | None) -> PacketCosts:
@@ -438,16 +497,27 @@ class CompareResult:
     baseline: str  # fabric the speedups are relative to
 
     def speedup(self, e: Estimate) -> float | None:
+        """Training throughput (samples/s) of ``e`` over the baseline's. With one minibatch
+        that is the ratio of the times per iteration; fabrics of different NPU counts run
+        different minibatches (DP, and the minibatch with it, follows the NPU count), and
+        then only the throughputs compare (``same_minibatch``)."""
         base = next((x for x in self.estimates if x.fabric == self.baseline), None)
-        if base is None or not base.ok or not e.ok or not e.time:
+        if base is None or not base.ok or not e.ok or not e.time or not base.minibatch:
             return None
-        return base.time / e.time
+        return (base.time / e.time) * (e.minibatch / base.minibatch)
+
+    @property
+    def same_minibatch(self) -> bool:
+        """Every fabric estimated ran the same minibatch, so times per iteration compare."""
+        return len({e.minibatch for e in self.estimates if e.ok}) <= 1
 
     def to_dict(self) -> dict:
         return {
             "workload": self.workload,
             "strategy": self.strategy,
             "baseline": self.baseline,
+            "speedup_of": "samples_per_s",
+            "same_minibatch": self.same_minibatch,
             "fabrics": [dict(e.to_dict(), speedup=self.speedup(e)) for e in self.estimates],
         }
 
@@ -553,7 +623,7 @@ def _sweep_task(args: tuple) -> dict:
     wl_spec, fab_spec, card, st, npu, over = args
     try:
         e = estimate(wl_spec, fab_spec, st, npu=npu, timing_card=card, sweep_settings=True, **over)
-    except ValueError as exc:
+    except InputError as exc:  # a strategy this workload or fabric cannot run
         return {"strategy": st, "fabric": str(fab_spec), "invalid": str(exc)}
     return {"estimate": e}
 
@@ -595,7 +665,7 @@ def sweep(
             from distributed import Client
             from distributed import as_completed as dask_completed
         except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise ValueError(
+            raise InputError(
                 "a Dask scheduler needs the 'cluster' extra: pip install 'fred-fabric[cluster]'"
             ) from exc
         with Client(scheduler) as client:
@@ -608,7 +678,7 @@ def sweep(
     elif (processes or os.cpu_count() or 1) > 1 and total > 1:
         workers = processes or os.cpu_count() or 1
         # One chunk of strategies per fabric and worker keeps the per-process memo useful.
-        with ProcessPoolExecutor(max_workers=workers) as ex:
+        with worker_pool(workers) as ex:
             futs = {ex.submit(_sweep_task, t): i for i, t in enumerate(tasks)}
             for fut in as_completed(futs):
                 results[futs[fut]] = fut.result()

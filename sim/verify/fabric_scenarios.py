@@ -25,6 +25,7 @@ from fredfab.hw.fabric_params import FabricParams
 from fredfab.model import collectives as col
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.dtypes import random_data
+from fredfab.model.errors import InputError
 from fredfab.model.switch.fabric_router import FabricRouting, route_flows
 from fredfab.model.switch.flow import Flow
 from fredfab.model.system.placement import Strategy
@@ -73,7 +74,7 @@ def collective_op(name: str, npus: Sequence[int], root: int = 0) -> FabricOp:
     """``all-reduce``, ``reduce`` (to ``root``) or ``multicast`` (from ``root``) over ``npus``."""
     g = tuple(npus)
     if root not in g:
-        raise ValueError(f"fabric op {name}: root {root} is not one of the NPUs {list(g)}")
+        raise InputError(f"fabric op {name}: root {root} is not one of the NPUs {list(g)}")
     # The root's own data never crosses the fabric (model/system/schedule.py tree_flow: a
     # reduce's sink adds its own buffer locally; a multicast's source keeps its own), so
     # the switches carry a Reduce of the others to the root and a Multicast to the others.
@@ -85,7 +86,7 @@ def collective_op(name: str, npus: Sequence[int], root: int = 0) -> FabricOp:
     elif name == "multicast":
         part = Part(col.Multicast(root, others), CollectiveKind.BROADCAST, g, root)
     else:
-        raise ValueError(f"fabric op {name!r} unknown; use one of {', '.join(FABRIC_OPS)}")
+        raise InputError(f"fabric op {name!r} unknown; use one of {', '.join(FABRIC_OPS)}")
     return FabricOp(f"{name} over {len(g)} NPUs", (part,))
 
 

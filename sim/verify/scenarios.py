@@ -26,6 +26,7 @@ import numpy as np
 from fredfab.hw.params import SwitchParams
 from fredfab.model import collectives as col
 from fredfab.model.dtypes import random_data, to_bits
+from fredfab.model.errors import InputError
 from fredfab.model.switch.flow import Flow
 from fredfab.model.switch.flowgen import random_flow_set
 from fredfab.model.switch.router import RouteConflict, Routing
@@ -238,7 +239,7 @@ def standard_scenarios(
     if kinds is not None:
         unknown = set(kinds) - {s.name for s in out}
         if unknown:
-            raise ValueError(f"unknown scenario(s) {sorted(unknown)}")
+            raise InputError(f"unknown scenario(s) {sorted(unknown)}")
         out = [s for s in out if s.name in kinds]
     return out
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fredfab.hw.params import SwitchParams
+from fredfab.model.errors import InputError
 from fredfab.model.switch.flow import Flow
 from fredfab.model.switch.router import RouteConflict, Routing, route
 from fredfab.sim.verify import cosim
@@ -193,7 +194,7 @@ def soak(
     """Build (cached) and run the soak for ``cycles`` cycles; ``fault = (port, flit index)``
     flips one bit the checker sees there."""
     if cycles < 1:
-        raise ValueError(f"cycles must be >= 1, got {cycles}")
+        raise InputError(f"cycles must be >= 1, got {cycles}")
     exe, build_s, flows = _build(params, sim, root)
     if sim == "verilator":
         argv = [str(exe), str(cycles), *([str(fault[0]), str(fault[1])] if fault else [])]

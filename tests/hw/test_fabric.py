@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,52 @@ def test_generated_verilog_is_lint_clean(tmp_path, arch: str) -> None:
     assert len(info["streams"]["i"]) == 5  # 4 NPUs and one I/O controller
     assert [s["word_base"] for s in info["switches"]] == word_bases(p)
     assert verilator_lint(v, p.name) == []
+
+
+SMALL_TREE = """\
+schema = "fred-fabric/1"
+name = "small"
+[tree]
+radix = [2, 2]
+bandwidth_GBps = [3000, 3000]
+in_switch_collectives = true
+switch_m = 2
+"""
+
+
+def test_the_fabric_files_switch_m_builds_the_switches(tmp_path) -> None:
+    """Issue 25: a fabric file saying switch_m = 2 was built at m = 3."""
+    spec = tmp_path / "small.toml"
+    spec.write_text(SMALL_TREE)
+    p = FabricParams(str(spec))
+    assert p.switch_m == 2 and {p.switch_params(s).m for s in p.wiring.switches} == {2}
+    assert FabricParams(str(spec), m=2).switch_m == 2  # an explicit m that agrees
+    with pytest.raises(ValueError, match="has switch_m = 2, m = 3 disagrees"):
+        FabricParams(str(spec), m=3)
+    # A parametric tree takes m as its switches' (and the system model's) m.
+    t = FabricParams("tree:2x2", m=2)
+    assert t.switch_m == t.fabric.switch_m == 2
+    assert FabricParams("tree:2x2").switch_m == 3
+
+
+def test_fred_generate_writes_a_fabrics_verilog_and_manifest(tmp_path, capsys) -> None:
+    """Issue 25: the fabric's RTL without co-simulating it."""
+    from fredfab.sim.cli import main
+
+    spec = tmp_path / "small.toml"
+    spec.write_text(SMALL_TREE)
+    out = tmp_path / "v"
+    argv = ["generate", "--fabric", str(spec), "--lanes", "1", "--dtype", "int16", "-o", str(out)]
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    info = json.loads(Path(d["manifest"]).read_text())
+    assert info["schema"] == "fred-fabric-manifest/1"
+    assert f"module {info['top']}(" in Path(d["verilog"]).read_text()
+    assert [sw["params"]["m"] for sw in info["switches"]] == [2, 2, 2]
+    assert len(info["fabric"]["boundary"]) == 4
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [Path(d["verilog"]).name, Path(d["manifest"]).name]
+    )
+    assert main([*argv, "--m", "3"]) == 2
+    assert "has switch_m = 2, m = 3 disagrees" in capsys.readouterr().err
+    assert main([*argv, "--packet"]) == 2 and main([*argv, "--ports", "4"]) == 2

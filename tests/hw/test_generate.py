@@ -2,6 +2,7 @@
 clean, and the CLI reports bad parameters in one line."""
 
 import json
+import re
 
 import pytest
 from amaranth.hdl import Fragment
@@ -44,6 +45,10 @@ def test_manifest_matches_verilog_and_lint_is_clean(params, tmp_path):
     # name stays beside the new one for one release.
     assert info["slot_copy_cycles"] == info["load_cycles"] == cfg["words_per_slot"] + 1
     assert verilator_lint(v_path, params.name) == []
+    # Source locations name the generator's files, relative: the same text from any checkout.
+    sources = set(re.findall(r'src = "([^":|]+)', text))
+    assert "hw/switch.py" in sources and any(s.startswith("amaranth/") for s in sources)
+    assert not any(s.startswith(("/", ".")) for s in sources), sorted(sources)[:5]
 
 
 def test_generate_cli(tmp_path, capsys):

@@ -40,9 +40,15 @@ SIZES = [(2, 2, "int8"), (3, 2, "fp16"), (4, 3, "bf16"), (5, 2, "int16"), (8, 3,
 # Register slicing is the same code for both architectures: the crossbar runs it once.
 CASES = [(P, m, dt, regs, "clos") for P, m, dt in SIZES for regs in (0, 1, 2)]
 CASES += [(P, m, dt, 1, "xbar") for P, m, dt in SIZES]
+#: The largest size without and with two register slices (the slowest cases of this file, the
+#: same slicing code that every smaller size runs in the default suite): with the slow suite.
+SLOW_CASES = [(8, 3, "fp32", 0, "clos"), (8, 3, "fp32", 2, "clos")]
 
 
-@pytest.mark.parametrize("P,m,dtype,regs,arch", CASES)
+@pytest.mark.parametrize(
+    "P,m,dtype,regs,arch",
+    [pytest.param(*c, marks=[pytest.mark.slow] if c in SLOW_CASES else []) for c in CASES],
+)
 def test_random_flows(P, m, dtype, regs, arch):
     rng = np.random.default_rng(P * 100 + m * 10 + regs)
     lanes = 2

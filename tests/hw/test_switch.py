@@ -55,7 +55,15 @@ def _phases(params, rng, count, lanes):
     return out
 
 
-@pytest.mark.parametrize("P,m", GRID)
+#: P = 12 and 16 each run once in the default suite (m = 2 and 3), the other m with the
+#: slow suite: the largest switches of the grid, and the slowest.
+SLOW_GRID = [(12, 3), (16, 2)]
+
+
+@pytest.mark.parametrize(
+    "P,m",
+    [pytest.param(P, m, marks=[pytest.mark.slow] if (P, m) in SLOW_GRID else []) for P, m in GRID],
+)
 def test_random_phases_grid(P, m):
     """Each (P, m) of the grid with two random phases; the element type rotates over the grid
     so that every type meets odd and even P, both m and reconfiguration."""

@@ -4,7 +4,8 @@
 
 Files go where the circuit switch's runs go (fredfab.sim.verify.cosim):
 ``<root>/<sim>/<variant>/runs/<label>/`` holds scenarios.json, report.json, results.xml and
-sim.log.
+sim.log, and with ``waves`` the waveform (from a build of its own, ``<variant>-waves/``,
+as the circuit switch's).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class PacketCosimResult:
     build_seconds: float
     wall_seconds: float
     scenarios: dict[str, dict]  # name -> report.result_dict
+    waves: Path | None = None  # the waveform, when traced
 
     @property
     def passed(self) -> bool:
@@ -59,17 +61,20 @@ def run_packet(
     label: str = "packet",
     root: Path = DEFAULT_ROOT,
     seed: int = 1,
+    waves: bool = False,
 ) -> PacketCosimResult:
+    """Run ``scenarios`` in one simulator process; ``waves`` traces them (FST; VCD on
+    Verilator without the lz4 headers) into the run folder."""
     names = [s.name for s in scenarios]
     if not names or len(set(names)) != len(names):
         raise ValueError(f"need scenarios with distinct names, got {names}")
-    b = build(params, sim, root=root)
+    b = build(params, sim, waves=waves, root=root)
     files = RunFiles(b.build_dir / "runs" / label)
     with directory_lock(files.run_dir):
         files.clear()
         PacketScenarioFile(b.manifest, list(scenarios)).write(files.scenarios)
         env = {PACKET_SCENARIOS_ENV: str(files.scenarios), REPORT_ENV: str(files.report)}
-        wall = run_bench(b, files, seed, TEST_MODULE, env)
+        wall = run_bench(b, files, seed, TEST_MODULE, env, scenarios=names)
         report = json.loads(files.report.read_text()) if files.report.exists() else {}
     missing = {
         n: {"passed": False, "errors": [f"did not report (simulator crashed?); see {files.log}"]}
@@ -77,5 +82,12 @@ def run_packet(
         if n not in report
     }
     return PacketCosimResult(
-        sim, params.name, files.run_dir, files.log, b.seconds, wall, {**report, **missing}
+        sim,
+        params.name,
+        files.run_dir,
+        files.log,
+        b.seconds,
+        wall,
+        {**report, **missing},
+        files.waves_written(b),
     )

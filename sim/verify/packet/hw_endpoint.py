@@ -30,6 +30,7 @@ from fredfab.hw.packet.crc import crc_of
 from fredfab.hw.packet.layouts import CREDIT_BITS, header_layout, link_signature
 from fredfab.hw.packet.link_retry import RetryReceiver, RetrySender, ack_layout, offer_layout
 from fredfab.hw.packet.params import PacketParams
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import (
     DATA_VCS,
     KIND_DATA,
@@ -134,7 +135,7 @@ class NpuEndpoint(wiring.Component):
             if len(set(vcs)) != len(vcs):
                 raise ValueError(f"one {kind} stream per VC, got VCs {vcs}")
         if params.switch.element.is_float and any(len(r.seeds) > 1 for r in recvs):
-            raise ValueError("the hardware endpoint checks sums of integer element types only")
+            raise InputError("the hardware endpoint checks sums of integer element types only")
         self.params, self.port = params, port
         self.sends, self.recvs, self.knobs = sends, recvs, knobs
         super().__init__(

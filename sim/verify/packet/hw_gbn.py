@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from amaranth.hdl import Elaboratable, Module, Mux, Signal, Value
 
 from fredfab.hw.named import named
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import SEQ_BITS, SEQ_MOD
 from fredfab.sim.verify.soak_harness import XorShift64
 
@@ -176,7 +177,7 @@ class GbnReceiver(Elaboratable):
 
     def __init__(self, n_packets: int, timeout: int, ack_every: int) -> None:
         if ack_every & (ack_every - 1):
-            raise ValueError(f"ack_every must be a power of two here, got {ack_every}")
+            raise InputError(f"ack_every must be a power of two here, got {ack_every}")
         self.n_packets, self.timeout, self.ack_every = n_packets, timeout, ack_every
         self.now = Signal(TIME_BITS)
         self.pkt_valid = Signal()

@@ -43,6 +43,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.packet.params import PacketParams
+from fredfab.model.errors import InputError
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.build_cache import cached_build
 from fredfab.sim.verify.packet.hw_endpoint import NpuEndpoint
@@ -99,7 +100,7 @@ class PacketSoakHarness(wiring.Component):
         power_on_reset: bool = True,
     ):
         if plan.ports != params.ports:
-            raise ValueError(f"a plan for {plan.ports} ports on a {params.ports}-port switch")
+            raise InputError(f"a plan for {plan.ports} ports on a {params.ports}-port switch")
         self.params, self.manifest, self.plan, self.switch = params, manifest, plan, switch
         self.power_on_reset = power_on_reset
         P = params.ports
@@ -403,7 +404,7 @@ def hw_soak(
 ) -> HwSoakResult:
     """Build (cached) and run the hardware soak of ``plan`` for ``cycles`` clock cycles."""
     if cycles < 1:
-        raise ValueError(f"cycles must be >= 1, got {cycles}")
+        raise InputError(f"cycles must be >= 1, got {cycles}")
     exe, build_s, _ = _build(params, plan, root)
     r = subprocess.run([str(exe), str(cycles)], capture_output=True, text=True, cwd=exe.parent)
     line = next((ln for ln in r.stdout.splitlines() if ln.startswith("{")), None)

@@ -23,7 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from fredfab.hw.packet.params import PacketParams
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import UNICAST_INDEX, VC_DP, VC_MP, VC_PP
+from fredfab.sim import progress
 from fredfab.sim.verify.cosim import DEFAULT_ROOT
 from fredfab.sim.verify.packet.cosim import run_packet
 from fredfab.sim.verify.packet.metrics import expected_packets
@@ -125,7 +127,7 @@ def packet_soak(
     """Run soak scenarios on ``params`` until at least ``cycles`` cycles have elapsed, or
     until a scenario fails (its errors are in the result; the soak stops there)."""
     if cycles < 1:
-        raise ValueError(f"cycles must be >= 1, got {cycles}")
+        raise InputError(f"cycles must be >= 1, got {cycles}")
     out = PacketSoakResult(sim, params.name, cycles, drop, corrupt)
     per_packet = FIRST_GUESS_CYCLES_PER_PACKET
     while out.cycles < cycles and not out.errors:
@@ -170,4 +172,6 @@ def packet_soak(
         longest = sum(max(ph.packets for ph in sc.phases) for sc in scenarios)
         if ran and longest:
             per_packet = max(1.0, ran / longest)
+        done = min(out.cycles, cycles)
+        progress.step(f"soak: {done:,} of {cycles:,} cycles ({100 * done // cycles}%)")
     return out

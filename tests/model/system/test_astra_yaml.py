@@ -78,3 +78,33 @@ def test_a_parsed_document_builds_without_a_file():
         {"topology": ["Ring"], "npus_count": [4], "bandwidth": [1], "latency": [0]}, name="r4"
     )
     assert f.name == "r4" and f.bandwidth.tolist() == [GIB] * 8
+
+
+@pytest.mark.parametrize(
+    "written, value",
+    [("1e3", 1e3), ("1E3", 1e3), ("5.", 5.0), (".5", 0.5), ("1.0e3", 1e3), ("2.5e-1", 0.25)],
+)
+def test_numbers_read_as_yaml_cpp_reads_them(tmp_path, written, value):
+    """ASTRA-sim parses with yaml-cpp, whose doubles are what a C++ stream reads: ``1e3`` is
+    a number there, though YAML 1.1 (PyYAML) takes it for a string (issue 25)."""
+    p = tmp_path / "net.yml"
+    p.write_text(GOOD.replace("50 ]", f"{written} ]").replace("2000.0 ]", f"{written} ]"))
+    f = load_fabric(p)
+    assert f.dims.dims[2].bandwidth == pytest.approx(value * GIB)
+    assert f.dims.dims[2].latency == pytest.approx(value * NS)
+
+
+@pytest.mark.parametrize("written", ["fast", '"1e3"', "1e3x", "e3", "1e", "0x10p0", "--1"])
+def test_strings_are_still_not_numbers(tmp_path, written):
+    p = tmp_path / "net.yml"
+    p.write_text(GOOD.replace("50 ]", f"{written} ]"))
+    with pytest.raises(FabricError, match=r"'bandwidth'\[2\] must be a finite number > 0"):
+        load_fabric(p)
+
+
+def test_a_count_written_as_a_float_is_not_a_count(tmp_path):
+    """yaml-cpp's ``as<int>`` refuses ``8e0`` too."""
+    p = tmp_path / "net.yml"
+    p.write_text(GOOD.replace("[ 2, 8, 4 ]", "[ 2, 8e0, 4 ]"))
+    with pytest.raises(FabricError, match=r"'npus_count'\[1\] must be an integer"):
+        load_fabric(p)

@@ -46,10 +46,12 @@ def test_one_dimension_reaches_its_bound(fabric, group, algorithm, op):
 
 
 def test_the_bound_is_the_busiest_link():
-    # Two-way ring of 8, All-Reduce: each link carries 2 * 7/8 * D / 2.
+    # Ring of 8, All-Reduce: one way round (ASTRA-sim's), each link carries 2 * 7/8 * D;
+    # half each way, 2 * 7/8 * D / 2.
     f = ring(8, 50 * GB, 0.0)
     req = CollectiveRequest("all-reduce", range(8), SIZE)
-    assert lookup("dims-ring").bound(f, req) == pytest.approx(7 / 8 * SIZE / (50 * GB))
+    assert lookup("dims-ring").bound(f, req) == pytest.approx(2 * 7 / 8 * SIZE / (50 * GB))
+    assert lookup("dims-ring-2way").bound(f, req) == pytest.approx(7 / 8 * SIZE / (50 * GB))
     # Direct on a full graph of 6: D/6 per link per phase.
     g = fully_connected(6, 50 * GB, 0.0)
     assert lookup("dims-direct").bound(g, req.__class__("reduce-scatter", range(6), SIZE)) == (
@@ -60,10 +62,10 @@ def test_the_bound_is_the_busiest_link():
 @pytest.mark.parametrize(
     "fabric, algorithm",
     [
-        (torus([4, 4], 50 * GB, 0.0), "dims-ring"),
-        (torus([2, 4, 2], [100 * GB, 50 * GB, 25 * GB], 0.0), "dims-ring"),
+        (torus([4, 4], 50 * GB, 0.0), "dims-ring-2way"),
+        (torus([2, 4, 2], [100 * GB, 50 * GB, 25 * GB], 0.0), "dims-ring-2way"),
         (dims_fabric(MIXED), "dims-native"),
-        (dims_fabric(MIXED), "dims-ring"),
+        (dims_fabric(MIXED), "dims-ring-2way"),
         (dims_fabric([Dim(SWITCH, 4, 50 * GB, 0.0), Dim(SWITCH, 2, 20 * GB, 0.0)]), "dims-direct"),
         (
             dims_fabric([Dim(SWITCH, 4, 50 * GB, 0.0), Dim(SWITCH, 2, 20 * GB, 0.0)]),
@@ -89,6 +91,22 @@ def test_several_dimensions_never_beat_the_bound_and_approach_it_pipelined(fabri
             assert t <= bound + 2 * (t1 - bound) / chunks * (1 + 1e-9)
 
 
+@pytest.mark.parametrize(
+    "fabric",
+    [torus([4, 4], 50 * GB, 0.0), torus([2, 4, 2], [100 * GB, 50 * GB, 25 * GB], 0.0)],
+)
+@pytest.mark.parametrize("op", ["all-reduce", "reduce-scatter", "all-gather"])
+def test_one_way_rings_never_beat_their_link_by_link_bound(fabric, op):
+    # ASTRA-sim's one-way ring: an All-Reduce's All-Gathers run anticlockwise on all but
+    # the last dimension, so their links are not those of the Reduce-Scatters.
+    req = CollectiveRequest(op, range(fabric.num_npus), SIZE)
+    bound = lookup("dims-ring").bound(fabric, req)
+    two_way = lookup("dims-ring-2way").bound(fabric, req)
+    assert two_way * (1 - 1e-9) <= bound <= 2 * two_way * (1 + 1e-9)
+    for chunks in (1, 2, 8):
+        assert _time(fabric, req, "dims-ring", chunks) >= bound * (1 - 1e-9)
+
+
 def test_link_latency_only_adds_time():
     f = torus([4, 4], 50 * GB, 500 * NS)
     req = CollectiveRequest("all-reduce", range(16), 2**20)
@@ -105,12 +123,13 @@ def test_direct_all_to_all_on_one_dimension_reaches_its_bound():
         assert bound * (1 - 1e-9) <= _time(f, req, "dims-direct") <= bound * 1.02
 
 
-def test_the_plain_ring_uses_one_direction_of_a_two_way_ring():
+def test_astra_sims_ring_and_the_plain_ring_go_one_way_round():
     f = ring(8, 50 * GB, 0.0)
     req = CollectiveRequest("all-reduce", range(8), SIZE)
     one_way = 2 * 7 / 8 * SIZE / (50 * GB)
     assert _time(f, req, "ring") == pytest.approx(one_way, rel=1e-6)
-    assert _time(f, req, "dims-ring") == pytest.approx(one_way / 2, rel=1e-6)
+    assert _time(f, req, "dims-ring") == pytest.approx(one_way, rel=1e-6)
+    assert _time(f, req, "dims-ring-2way") == pytest.approx(one_way / 2, rel=1e-6)
 
 
 def _names(fabric, op, group):
@@ -123,14 +142,29 @@ def _names(fabric, op, group):
 
 def test_which_algorithms_apply():
     t = torus([4, 4])
-    assert _names(t, "all-reduce", range(16)) == {"dims-ring"}
+    rings = {"dims-ring", "dims-ring-2way"}
+    # Halving-doubling on Ring dimensions of 2^m NPUs too (partners 2^b hops away).
+    assert _names(t, "all-reduce", range(16)) == rings | {"dims-halving-doubling"}
     # A group that is not a sub-grid (three NPUs of a ring of four) gets the plain ring.
     assert _names(t, "all-reduce", [0, 1, 2]) == set()
-    assert _names(t, "all-reduce", [0, 1, 2, 3]) == {"dims-ring"}  # one row
-    assert _names(single_switch(6), "all-reduce", range(6)) == {"dims-direct", "dims-ring"}
+    # One row: one dimension, so the double binary tree too.
+    assert _names(t, "all-reduce", [0, 1, 2, 3]) == rings | {
+        "dims-halving-doubling",
+        "dims-double-binary-tree",
+    }
+    assert _names(t, "reduce-scatter", [0, 1, 2, 3]) == rings | {"dims-halving-doubling"}
+    assert _names(single_switch(6), "all-reduce", range(6)) == {"dims-direct"} | rings
     assert "dims-halving-doubling" in _names(single_switch(8), "all-gather", range(8))
     mixed = dims_fabric(MIXED)
-    assert _names(mixed, "reduce-scatter", range(32)) == {"dims-native", "dims-ring"}
+    assert (
+        _names(mixed, "reduce-scatter", range(32))
+        == {
+            "dims-native",
+            "dims-halving-doubling",
+        }
+        | rings
+    )
+    assert _names(ring(6), "all-to-all", range(6)) == {"dims-ring-all-to-all"}
     # Direct All-to-All only within one FullyConnected or Switch dimension.
     assert "dims-direct" in _names(mixed, "all-to-all", [0, 2, 4, 6])
     assert "dims-direct" not in _names(mixed, "all-to-all", range(32))

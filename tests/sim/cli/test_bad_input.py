@@ -100,6 +100,11 @@ def bad_plot() -> st.SearchStrategy[str]:
 TIMING_CARD = st.sampled_from(["missing.json", "file", "dir", "card"])
 WORKLOAD = st.sampled_from(["", "gpt-5", "file", "dir", "missing.toml"])
 FABRIC = st.sampled_from(["", "nope", "file", "dir", "missing.toml"])
+#: Fabric specs the fabric RTL refuses: not a fabric, a mesh, malformed trees, a file
+#: whose switch_m (2) disagrees with the --m given (3).
+FABRIC_SPEC = st.sampled_from(
+    ["", "nope", "file", "dir", "missing.toml", "mesh-5x4", "tree:2y2", "tree:", "tree:1x2x"]
+)
 STRATEGY = st.sampled_from(["", "x", "MP2-DP5-PP4", "MP3-DP7-PP1", "MP0-DP20-PP1", "DP-1"])
 
 TRAINING = {
@@ -122,6 +127,8 @@ TRAINING = {
     ),
     "--timing-card": TIMING_CARD,
     "--workload": WORKLOAD,
+    # The shipped workloads are TOML: any clock is refused for them, like a bad one.
+    "--astra-clock-GHz": st.one_of(bad_float(A.ASTRA_CLOCK_GHZ), st.sampled_from(["1", "2.5"])),
 }
 
 SWITCH = {
@@ -150,6 +157,33 @@ COMMANDS: dict[str, tuple[list[str], dict[str, st.SearchStrategy[str]]]] = {
         },
     ),
     "generate": (["generate", "--ports=4", "--out=out"], {**SWITCH, "--out": bad_folder()}),
+    # A whole fabric: the fabric, its links, and switch parameters no fabric switch takes.
+    "generate-fabric": (
+        ["generate", "--fabric=tree:2x2", "--lanes=1", "--dtype=int16", "--out=out"],
+        {
+            "--fabric": FABRIC_SPEC,
+            "--link-delay": bad_int((0, 16)),
+            "--m": bad_int(PARAM_LIMITS["m"]),
+            "--lanes": bad_int(PARAM_LIMITS["lanes"]),
+            "--dtype": st.sampled_from(["", "fp64", "BF16"]),
+            "--arch": bad_choice(),
+            "--ports": st.integers(2, 64).map(str),  # the fabric gives the ports
+            "--packet": st.just(""),
+            "--out": bad_folder(),
+        },
+    ),
+    "cosim-fabric": (
+        ["cosim", "--fabric=tree:2x2", "--op=all-reduce", "--lanes=1", "--root=out"],
+        {
+            "--fabric": FABRIC_SPEC,
+            "--link-delay": bad_int((0, 16)),
+            "--flits": bad_int((1, 4096)),
+            "--strategy": st.sampled_from(["", "x", "MP4-DP2", "MP0-DP4"]),
+            "--op": bad_choice(),
+            "--m": bad_int(PARAM_LIMITS["m"]),
+            "--root": bad_folder(),
+        },
+    ),
     "cosim": (
         ["cosim", "--ports=4", "--root=out"],
         {
@@ -317,8 +351,10 @@ def test_one_bad_argument_is_one_line_and_exit_2(command, data, scratch, capsys)
     base, bad = COMMANDS[command]
     option = data.draw(st.sampled_from(sorted(bad)), label="option")
     value = data.draw(bad[option], label="value")
-    # The bad value replaces the option's good one, if the command line has one.
-    argv = [a for a in base if not a.startswith(f"{option}=")] + [f"{option}={value}"]
+    # The bad value replaces the option's good one, if the command line has one; a flag
+    # (value "") is given bare.
+    argv = [a for a in base if not a.startswith(f"{option}=")]
+    argv.append(f"{option}={value}" if value or option != "--packet" else option)
     code, _, err = run_bad(argv, scratch, capsys)
     assert code == EXIT_BAD_INPUT, f"{argv}: exit {code}, {err!r}"
 
@@ -418,3 +454,28 @@ def test_installed_command_exit_statuses(scratch):
     assert r.returncode == 3 and r.stderr.count("\n") == 1
     assert json.loads(r.stdout)["conflicting_flows"] == ["1:0,2", "2:1", "3:3"]
     assert _tree(scratch) == {"file", "dir", "card", "build"}
+
+
+#: Input files with something wrong inside, and the command that reads each.
+BAD_FILES = {
+    "net.yml": ("topology: [Ring]\nnpus_count: [4]\nbandwidth: [fast]\nlatency: [1]\n", "fabric"),
+    "bad.yml": ("topology: [Ring\n", "fabric"),
+    "fab.toml": ('schema = "fred-fabric/1"\nname = "x"\n[tree]\nradix = [4, "5"]\n', "fabric"),
+    "wl.toml": ('schema = "fred-workload/1"\nname = "x"\n', "workload"),
+    "wl.txt": ("HYBRID_TRANSFORMER model_parallel_NPU_group: 2\n1\nattn -1 x\n", "workload"),
+    "card.json": ('{"schema": "fred-switch-timing/2"}\n', "timing-card"),
+    "nojson.json": ("{\n", "timing-card"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_FILES))
+def test_a_bad_input_file_is_one_line_naming_it(name, scratch, capsys):
+    text, option = BAD_FILES[name]
+    (scratch / name).write_text(text)
+    argv = {
+        "fabric": ["collective", f"--fabric={name}", "--size=1MiB"],
+        "workload": ["estimate", f"--workload={name}", "--fabric=mesh"],
+        "timing-card": ["estimate", "--workload=resnet-152", f"--timing-card={name}"],
+    }[option]
+    code, _, err = run_bad(argv, scratch, capsys)
+    assert code == EXIT_BAD_INPUT and name in err, err

@@ -40,3 +40,27 @@ def test_a_bad_file_is_a_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert f"{path}:3: layer 'attn': weight-gradient comm size '4MiB' is not an integer" in err
+
+
+def test_sensitivity_honours_the_astra_clock(tmp_path, capsys):
+    """Issue 25: `fred sensitivity` took --astra-clock-GHz and ignored it."""
+    path = tmp_path / "tiny.txt"
+    path.write_text(WORKLOAD)
+    times = {}
+    for ghz in ("1", "2"):
+        est = ["estimate", "--workload", str(path), "--fabric", "mesh", "--json"]
+        assert main([*est, "--astra-clock-GHz", ghz]) == 0
+        expected = json.loads(capsys.readouterr().out)["time_s"]
+        argv = ["sensitivity", "--workload", str(path), "--fabric", "mesh", "--vary", "link-bw"]
+        argv += ["--values", "1", "--no-plot", "--json", "--astra-clock-GHz", ghz]
+        assert main(argv) == 0
+        (point,) = json.loads(capsys.readouterr().out)["points"]
+        times[ghz] = point["fabrics"][0]["time_s"]
+        assert times[ghz] == expected
+    assert times["2"] < times["1"]  # the compute cycles run twice as fast
+
+
+def test_the_astra_clock_is_refused_where_it_cannot_apply(capsys):
+    argv = ["sensitivity", "--workload", "resnet-152", "--astra-clock-GHz", "2", "--no-plot"]
+    assert main(argv) == 2
+    assert "applies only to ASTRA-sim text workloads" in capsys.readouterr().err

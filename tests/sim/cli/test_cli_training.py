@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -136,3 +137,42 @@ def test_sensitivity_where_nothing_fits_still_reports_and_plots(tmp_path, capsys
     assert out.count("does-not-fit") == 2
     assert "mesh-5x4 was estimated at no value" in out
     assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+REPO = Path(__file__).resolve().parents[3]
+ASTRA_TEXT = REPO / "docs" / "workloads" / "astra-hybrid-transformer.txt"
+TORUS = REPO / "examples" / "astra-sim" / "torus-4x8.toml"
+
+
+def test_compare_over_different_npu_counts_compares_throughput(capsys):
+    """Issue 25: 20 and 32 NPUs run minibatches of 160 and 256; the speedup must compare
+    samples per second, not times of different minibatches, and say so."""
+    argv = ["compare", "--workload", str(ASTRA_TEXT), "--fabric", "mesh", "--fabric", str(TORUS)]
+    assert main([*argv, "--no-plot", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    mesh, torus = d["fabrics"]
+    assert (mesh["minibatch"], torus["minibatch"]) == (160, 256)
+    assert d["speedup_of"] == "samples_per_s" and d["same_minibatch"] is False
+    assert torus["speedup"] == pytest.approx(torus["samples_per_s"] / mesh["samples_per_s"])
+    assert torus["speedup"] != pytest.approx(mesh["time_s"] / torus["time_s"])
+    assert main([*argv, "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "minibatch 160 on mesh-5x4 (MP2-DP10-PP1), 256 on torus-4x8 (MP2-DP16-PP1)" in out
+    assert "speedup: training throughput (samples/s)" in out and "do not compare" in out
+    assert f"{torus['speedup']:.2f}x" in out
+
+
+def test_json_writes_no_plot_unless_asked(tmp_path, monkeypatch, capsys):
+    """Issue 25: --json wrote a PNG under ./build."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["compare", "--workload", "resnet-152", "--fabric", "mesh", "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["plot"] is None
+    assert list(tmp_path.iterdir()) == []
+    assert main([*argv, "-o", "c.svg"]) == 0
+    assert json.loads(capsys.readouterr().out)["plot"] == "c.svg"
+    assert (tmp_path / "c.svg").is_file()
+    phases = ["phases", "--fabric", "mesh", "--strategy", "MP2-DP5-PP2", "--size", "1MiB"]
+    assert main([*phases, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["plot"] is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.svg"]

@@ -4,6 +4,7 @@ one runs the standard packet scenarios and reports them."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,7 @@ ROOT = shared_build_root()
         (["--lanes", "1", "--dtype", "int8"], "flits of at least 48 bits"),
         (["--flows", "0:1"], "--flows does not apply to --packet"),
         (["--scenario", "reduce"], "--scenario does not apply to --packet"),
-        (["--waves"], "--waves does not apply to --packet"),
+        (["--waves", "--soak", "5000"], "--waves traces the standard scenarios, not a --soak"),
         (["--timing-card"], "--timing-card does not apply to --packet"),
         (["--fabric", "fred-b"], "--fabric does not apply to --packet"),
     ],
@@ -79,3 +80,15 @@ def test_packet_soak_from_the_command_line(capsys):
     assert (out["drop"], out["corrupt"]) == (1e-3, 0.002)
     assert sum(r["cycles"] for r in out["scenarios"]) == out["soak_cycles"]
     assert all(r["passed"] and r["packets"] > 0 for r in out["scenarios"])
+
+
+@pytest.mark.needs("icarus")
+def test_packet_waves(capsys):
+    """Issue 25: --waves was refused with --packet. The trace lands in the run folder."""
+    argv = ["cosim", "--packet", "--sim", "icarus", "-P", "2", "--lanes", "4", "--dtype", "bf16"]
+    assert main([*argv, "--packets", "2", "--waves", "--root", str(ROOT), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["passed"] and out["waves"] is not None
+    waves = Path(out["waves"])
+    assert waves.parent == Path(out["run_dir"]) and waves.suffix == ".fst"
+    assert waves.stat().st_size > 1000

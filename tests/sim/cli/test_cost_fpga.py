@@ -1,7 +1,9 @@
-"""`fred cost --fpga`: the two smallest Clos switches placed and routed on the ECP5 (about a
-minute on an idle machine), and the measured Fmax written into a timing card."""
+"""`fred cost --fpga`: the smallest Clos switch placed and routed on the ECP5 and its measured
+Fmax written into a timing card; with the slow suite, P = 2 and 4 in one run (about a minute
+on an idle machine)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -20,16 +22,14 @@ def _card(tmp_path, params: SwitchParams) -> str:
     return str(path)
 
 
-@pytest.mark.needs("yosys", "nextpnr-ecp5")
-def test_smallest_switches_place_route_and_clock_a_card(tmp_path, capsys):
+def _place(tmp_path, capsys, ports: str) -> tuple[Path, dict[int, dict]]:
+    """Run `fred cost --fpga` on the Clos switches of ``ports``, with the card of SMALL."""
     out = tmp_path / "cost"
-    argv = ["cost", "--fpga", "--ports=2,4", "--arch=clos", "--lanes=1", "--dtype=bf16"]
+    argv = ["cost", "--fpga", f"--ports={ports}", "--arch=clos", "--lanes=1", "--dtype=bf16"]
     argv += [f"--out={out}", "--json", f"--timing-card={_card(tmp_path, SMALL)}"]
     assert main(argv) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows == json.loads((out / "fpga.json").read_text())
-    by_ports = {r["ports"]: r for r in rows}
-    assert sorted(by_ports) == [2, 4]
     for r in rows:
         assert r["status"] == "ok"
         assert 0 < r["luts"] <= r["lut_capacity"]
@@ -37,13 +37,28 @@ def test_smallest_switches_place_route_and_clock_a_card(tmp_path, capsys):
         assert r["fmax_mhz"] > 0
         work = out / "fpga" / r["variant"]
         assert all((work / f).is_file() for f in ("netlist.json", "nextpnr.log", "report.json"))
-    assert by_ports[4]["luts"] > by_ports[2]["luts"]
-    assert by_ports[4]["ffs"] > by_ports[2]["ffs"]
+    return out, {r["ports"]: r for r in rows}
+
+
+@pytest.mark.needs("yosys", "nextpnr-ecp5")
+def test_smallest_switch_places_routes_and_clocks_a_card(tmp_path, capsys):
+    out, by_ports = _place(tmp_path, capsys, "2")
+    assert sorted(by_ports) == [2]
     # The card of the P = 2 switch now carries that switch's Fmax, and the model uses it.
     card = TimingCard.from_json((out / f"{SMALL.name}.timing.json").read_text())
     assert card.clock_hz == pytest.approx(by_ports[2]["fmax_mhz"] * 1e6)
     assert "nextpnr-ecp5" in card.clock_source and "not the paper's ASIC clock" in card.clock_source
     assert SwitchTiming(card).clock_hz == card.clock_hz
+
+
+@pytest.mark.slow
+@pytest.mark.needs("yosys", "nextpnr-ecp5")
+def test_fpga_cost_grows_with_ports(tmp_path, capsys):
+    """P = 2 and 4 in one run (two processes): the larger switch takes more LUTs and FFs."""
+    _, by_ports = _place(tmp_path, capsys, "2,4")
+    assert sorted(by_ports) == [2, 4]
+    assert by_ports[4]["luts"] > by_ports[2]["luts"]
+    assert by_ports[4]["ffs"] > by_ports[2]["ffs"]
 
 
 @pytest.mark.parametrize(

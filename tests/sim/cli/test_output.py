@@ -80,3 +80,50 @@ def test_route_emit_config_writes_through_a_temporary_name(scratch, capsys):
     assert main(["route", "-P", "4", "--flow", "0-3:0-3", "--emit-config", str(out)]) == 0
     assert _tree(scratch / "cfg") == ["c.hex"]
     assert all(len(w) == 8 for w in out.read_text().split())
+
+
+def test_errors_name_the_users_file_not_the_temporary_one(tmp_path):
+    """A write that fails names the path the user gave (issue 25: ``-o /proc/x`` named a
+    .tmp file)."""
+    with pytest.raises(OSError) as err, atomic_path(tmp_path / "out.png") as tmp:
+        raise OSError(28, "No space left on device", str(tmp))
+    assert err.value.filename == str(tmp_path / "out.png")
+    with pytest.raises(OSError) as err, staged_folder(tmp_path / "verilog") as tmp:
+        raise OSError(28, "No space left on device", str(tmp / "switch.v"))
+    assert err.value.filename == str(tmp_path / "verilog" / "switch.v")
+    # Errors about other files pass unchanged.
+    with pytest.raises(OSError) as err, atomic_path(tmp_path / "out.png"):
+        raise OSError(2, "No such file or directory", "/elsewhere/input.json")
+    assert err.value.filename == "/elsewhere/input.json"
+    assert _tree(tmp_path) == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (Linux)")
+@pytest.mark.parametrize(
+    "argv,path",
+    [
+        (["route", "--ports=4", "--flow=0:1", "--emit-config=/proc/x.hex"], "/proc/x.hex"),
+        (
+            [
+                "phases",
+                "--fabric=mesh",
+                "--strategy=MP2-DP5-PP2",
+                "--size=1MiB",
+                "-o",
+                "/proc/x.png",
+            ],
+            "/proc/x.png",
+        ),
+        (["generate", "--ports=4", "-o", "/proc/x"], "/proc/x"),
+    ],
+    ids=["route", "phases", "generate"],
+)
+def test_an_unwritable_output_is_named_as_given(argv, path, capsys):
+    """/proc takes no new files, even from root (whose access checks pass)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    # Long steps announce themselves first ("fred generate: generating ..."); the failure is
+    # one line after them, naming the path the user typed.
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and path in errors[0]
+    assert ".tmp" not in err and ".fred-" not in err

@@ -68,3 +68,24 @@ def test_phases_and_estimate_name_the_card(tmp_path, capsys):
     assert d["timing_card"] == "built-in" and d["switch_timing"]["clock_GHz"] == 1.0
     out = _run(["estimate", "--workload", "resnet-152", "--fabric", "fred-d"], capsys)
     assert "switch timing card: built-in (" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["estimate", "--workload", "resnet-152", "--fabric", "fred-d"],
+        ["collective", "--fabric", "fred-d", "--size", "1MiB"],
+        ["phases", "--strategy", "MP2-DP5-PP2", "--size", "1MiB", "--no-plot"],
+        ["compare", "--workload", "resnet-152", "--no-plot"],
+    ],
+    ids=["estimate", "collective", "phases", "compare"],
+)
+@pytest.mark.parametrize("content", ['{"schema": "x"}\n', "not json\n"], ids=["schema", "json"])
+def test_a_bad_card_is_blamed_not_the_fabric_file(tmp_path, monkeypatch, capsys, argv, content):
+    """Issue 25: a broken --timing-card was reported against the shipped fabric's file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.json").write_text(content)
+    assert main([*argv, "--timing-card", "bad.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fred {argv[0]}: error: timing card") and "bad.json" in err
+    assert ".toml" not in err

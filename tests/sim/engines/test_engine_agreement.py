@@ -131,7 +131,10 @@ def test_engines_agree(fab, req, name):
 
 
 def test_every_algorithm_is_covered():
-    names = {a.name for a in algorithms()}
+    # Named-only algorithms are made on demand from an ASTRA-sim system file (whichever test
+    # read one first in this process registered them): compositions, one per dimension, of
+    # the algorithms covered here; tests/sim/engines/test_astra_parity.py checks them.
+    names = {a.name for a in algorithms() if not a.named_only}
     missing = names - {c.values[2] for c in _cases(SMALL)}
     assert not missing, f"no fabric of _small_fabrics() runs {sorted(missing)}: add one"
     # The known disagreements name algorithms that still exist.

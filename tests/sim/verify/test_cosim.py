@@ -30,8 +30,27 @@ SIMS = [
     pytest.param("verilator", marks=pytest.mark.needs("verilator")),
 ]
 
-#: The default sweep: every P x m x element type below, on both simulators.
+#: The sweep: every P x m x element type below, on Icarus in the default suite; on Verilator
+#: the default suite runs VERILATOR_DEFAULT, which takes every P, m and element type, and the
+#: rest runs with the slow suite. Both simulators run the same Verilog and agree cycle for
+#: cycle (test_simulators_agree_cycle_for_cycle); a Verilator build costs 30 to 60 s of C++
+#: per variant where Icarus compiles in about a second. P = 4 at m = 2 and 3 (int16) are the
+#: agreement test's and the timing card's variants: their builds are shared.
 SWEEP = [(P, m, dt) for P in (3, 4, 8) for m in (2, 3) for dt in ("int16", "bf16")]
+VERILATOR_DEFAULT = [(3, 3, "bf16"), (4, 2, "int16"), (4, 3, "int16"), (8, 2, "bf16")]
+
+
+def _sweep_runs() -> list:
+    runs = []
+    for sim in ("icarus", "verilator"):
+        for P, m, dt in SWEEP:
+            marks = [pytest.mark.needs(sim)]
+            if sim == "verilator" and (P, m, dt) not in VERILATOR_DEFAULT:
+                marks.append(pytest.mark.slow)
+            runs.append(pytest.param(sim, P, m, dt, marks=marks, id=f"{P}-{m}-{dt}-{sim}"))
+    return runs
+
+
 #: The other element types, each on its own small variant.
 OTHER_DTYPES = ("int8", "int32", "fp16", "fp32")
 #: Wider sweep (-m slow): more port counts, every element type, other lanes and pipelines.
@@ -49,8 +68,7 @@ def _run(params: SwitchParams, sim: str, scenarios: list[Scenario], label: str):
     return result
 
 
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("P,m,dtype", SWEEP)
+@pytest.mark.parametrize("sim,P,m,dtype", _sweep_runs())
 def test_sweep_standard_scenarios(sim, P, m, dtype):
     """Every collective kind, permutations, concurrent flows, reconfiguration under
     traffic, reset default and reset mid-traffic; the idle/backpressure patterns rotate
@@ -68,8 +86,21 @@ def test_sweep_standard_scenarios(sim, P, m, dtype):
             assert (res.in_flits, res.out_flits) == (sc.sent_flits, sc.expected_flits), sc.name
 
 
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("P,dtype", [(4, "fp16"), (7, "int16")])
+@pytest.mark.parametrize(
+    "sim,P,dtype",
+    [
+        pytest.param(sim, P, dt, marks=marks, id=f"{P}-{dt}-{sim}")
+        for P, dt in [(4, "fp16"), (7, "int16")]
+        for sim, marks in [
+            ("icarus", [pytest.mark.needs("icarus")]),
+            # P = 7 on Verilator with the slow suite (see SWEEP).
+            (
+                "verilator",
+                [pytest.mark.needs("verilator")] + ([pytest.mark.slow] if P == 7 else []),
+            ),
+        ]
+    ],
+)
 def test_crossbar_standard_scenarios(sim, P, dtype):
     """The crossbar switch through the same manifest-driven bench, scenarios and patterns."""
     params = SwitchParams(ports=P, m=3, lanes=2, dtype=dtype, arch="xbar")
@@ -80,8 +111,21 @@ def test_crossbar_standard_scenarios(sim, P, dtype):
             assert (res.in_flits, res.out_flits) == (sc.sent_flits, sc.expected_flits), sc.name
 
 
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("dtype", OTHER_DTYPES)
+@pytest.mark.parametrize(
+    "sim,dtype",
+    [
+        pytest.param(sim, dt, marks=marks, id=f"{dt}-{sim}")
+        for dt in OTHER_DTYPES
+        for sim, marks in [
+            ("icarus", [pytest.mark.needs("icarus")]),
+            # fp32 (the widest adder) on Verilator; the others with the slow suite (see SWEEP).
+            (
+                "verilator",
+                [pytest.mark.needs("verilator")] + ([] if dt == "fp32" else [pytest.mark.slow]),
+            ),
+        ]
+    ],
+)
 def test_every_element_type(sim, dtype):
     params = SwitchParams(ports=4, m=3, lanes=3, dtype=dtype)
     kinds = ["all_reduce", "reduce_scatter", "concurrent_flows", "reset_mid_traffic"]
@@ -199,3 +243,18 @@ def test_every_pattern_on_one_variant(sim, seed):
     seeds (the pattern pairs rotate with the seed)."""
     params = SwitchParams(ports=8, m=3, lanes=2, dtype="fp16")
     _run(params, sim, standard_scenarios(params, seed + 50), f"patterns-{seed}")
+
+
+def test_rtl_takes_files_this_process_made(tmp_path):
+    """`rtl(..., made=folder)` copies the variant's files on a cache miss instead of
+    generating them (the demo hands over what `fred generate` wrote); later calls hit the
+    cache."""
+    params = SwitchParams(ports=2, m=2, lanes=1, dtype="int8")
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / f"{params.name}.v").write_text("// generated a moment ago\n")
+    (made / f"{params.name}.json").write_text("{}\n")
+    v, j = cosim.rtl(params, tmp_path / "root", made=made)
+    assert v.read_text() == "// generated a moment ago\n" and j.read_text() == "{}\n"
+    assert cosim.rtl(params, tmp_path / "root") == (v, j)
+    assert v.read_text() == "// generated a moment ago\n"

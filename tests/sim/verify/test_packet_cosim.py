@@ -110,12 +110,21 @@ def _check(
     return result
 
 
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize(
-    "params",
-    SWEEP,
-    ids=lambda p: p.name,
-)
+def _sweep_runs() -> list:
+    """Every SWEEP variant on Icarus; on Verilator the reference variant (which the agreement
+    test builds too) in the default suite and the others with the slow suite: both run the
+    same Verilog cycle for cycle, and a Verilator build is 30 to 60 s of C++ per variant."""
+    runs = []
+    for sim in ("icarus", "verilator"):
+        for k, params in enumerate(SWEEP):
+            marks = [pytest.mark.needs(sim)]
+            if sim == "verilator" and k > 0:
+                marks.append(pytest.mark.slow)
+            runs.append(pytest.param(sim, params, marks=marks, id=f"{params.name}-{sim}"))
+    return runs
+
+
+@pytest.mark.parametrize("sim,params", _sweep_runs())
 def test_standard_scenarios(sim, params):
     """Each collective kind on its VC, all-to-all unicast, the three phases at random
     times under backpressure, and the same on faulty links."""

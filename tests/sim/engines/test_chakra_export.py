@@ -1,0 +1,74 @@
+"""Export, read, estimate: a workload written as Chakra traces runs as long as its direct
+estimate (the trace simulator shares links between communication the training model costs
+apart, so the round trip is exact where no two communication tasks overlap)."""
+
+import json
+
+import pytest
+
+from fredfab.model.chakra import read_trace, write_trace
+from fredfab.model.system import load_fabric
+from fredfab.model.training.config import NPU
+from fredfab.sim.cli import main
+from fredfab.sim.engines.chakra_export import export_chakra
+from fredfab.sim.engines.dag import simulate_trace
+from fredfab.sim.engines.training import estimate
+
+
+def round_trip(tmp_path, workload, fabric, strategy=None):
+    job = export_chakra(workload, fabric, strategy)
+    write_trace(tmp_path / "x", job.ranks, job.comm_groups, compress=True)
+    res = simulate_trace(read_trace(tmp_path / "x"), load_fabric(fabric))
+    return job, res, estimate(workload, fabric, strategy)
+
+
+@pytest.mark.parametrize("fabric", ["mesh-5x4", "fred-d"])
+def test_data_parallel_round_trip_is_exact(tmp_path, fabric):
+    job, res, est = round_trip(tmp_path, "resnet-152", fabric)
+    assert res.time == pytest.approx(est.time, rel=1e-12)
+    # Every rank alike: compute, then one All-Reduce per gradient bucket over all 20.
+    assert len({tuple(r) for r in job.ranks}) == 1
+    assert [sorted(g) for g in job.comm_groups.values()] == [list(range(20))]
+    kinds = {n.kind for n in job.ranks[0]}
+    assert kinds == {"COMP", "COMM_COLL", "MEM_LOAD"}
+    assert res.breakdown["all-reduce"] == pytest.approx(est.exposed["dp"], rel=1e-6)
+
+
+@pytest.mark.slow
+def test_pipeline_round_trip(tmp_path):
+    # PP 2: sends and receives between the stages; MP collectives per layer.
+    _, res, est = round_trip(tmp_path, "transformer-17b", "mesh-5x4", "MP1-DP10-PP2")
+    assert res.time == pytest.approx(est.time, rel=1e-4)
+
+
+@pytest.mark.slow
+def test_weight_streaming_round_trip(tmp_path):
+    # Weight loads and gradient stores through the I/O controllers as MEM_LOAD / MEM_STORE.
+    job, res, est = round_trip(tmp_path, "transformer-1t", "fred-c")
+    assert {n.kind for n in job.ranks[0]} >= {"MEM_LOAD", "MEM_STORE"}
+    assert res.time == pytest.approx(est.time, rel=1e-9)
+
+
+def test_round_trip_with_another_npu(tmp_path):
+    # Gradient buckets are told apart by their compute time, which the NPU sets.
+    npu = NPU(efficiency=0.3)
+    job = export_chakra("resnet-152", "fred-b", npu=npu)
+    write_trace(tmp_path / "n", job.ranks, job.comm_groups)
+    res = simulate_trace(read_trace(tmp_path / "n"), load_fabric("fred-b"), npu=npu)
+    assert res.time == pytest.approx(estimate("resnet-152", "fred-b", npu=npu).time, rel=1e-12)
+
+
+def test_fred_export_then_estimate(tmp_path, capsys):
+    prefix = tmp_path / "rn"
+    argv = ["export", "--chakra", "--workload", "resnet-152", "--fabric", "mesh-5x4"]
+    assert main([*argv, "-o", str(prefix), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ranks"] == 20 and (tmp_path / "rn.19.et").is_file()
+    assert main(["estimate", "--workload", str(prefix), "--fabric", "mesh-5x4", "--json"]) == 0
+    via = json.loads(capsys.readouterr().out)["time_s"]
+    assert main(["estimate", "--workload", "resnet-152", "--fabric", "mesh-5x4", "--json"]) == 0
+    assert via == pytest.approx(json.loads(capsys.readouterr().out)["time_s"], rel=1e-12)
+    assert main(["export", "--workload", "resnet-152"]) == 2  # --chakra is the format
+    capsys.readouterr()
+    assert main(["export", "--chakra", "--workload", str(prefix)]) == 2
+    assert "is a Chakra trace already" in capsys.readouterr().err
