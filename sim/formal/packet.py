@@ -25,6 +25,7 @@ from amaranth.hdl import Assert, Assume, Cat, Cover, Fragment, Module, Mux, Sign
 
 from fredfab.hw.packet.input_port import InputPort
 from fredfab.hw.packet.layouts import header_layout, payload_flit_layout
+from fredfab.hw.packet.link_retry import RetryReceiver
 from fredfab.hw.packet.manifest import manifest
 from fredfab.hw.packet.output_port import OutputPort
 from fredfab.hw.packet.params import PacketParams
@@ -133,37 +134,57 @@ def output_port_harness(mutant: bool = False, fmt: PacketFormat = FORMAL_FORMAT)
 
 def output_liveness_harness(mutant: bool = False, fmt: PacketFormat = FORMAL_FORMAT) -> Module:
     """Bounded liveness of the output port: credits come back within ``RETURN_CYCLES`` of a
-    packet's end, the interconnect offers payload flits and no control packets compete.
-    Asserted: a payload flit offered is taken within ``liveness_bound(fmt)`` cycles.
-    ``mutant``: the receiver returns no credit of the phase's VC (the bound must fail)."""
+    packet's end, the link's far end takes every flit and acknowledges it (a link-level
+    retry receiver, hw/packet/link_retry.py, on a link that loses nothing), the interconnect
+    always has payload flits and no control packets compete. The control unit's part is
+    modelled as the protocol states it: a packet starts only after a commit that reserved
+    a credit of its VC on this output (``reserve``), and a commit needs ``can_take``.
+    Asserted: the interconnect waits at most ``liveness_bound(fmt)`` cycles for each flit
+    to be taken. ``mutant``: the receiver returns no credit of the phase's VC (the bound
+    must fail)."""
     params = packet_params(fmt=fmt)
     m = harness_module()
     m.submodules.port = port = OutputPort(params, 0)
-    payload = payload_flit_layout(params)
+    m.submodules.far = far = RetryReceiver(params)
     m.d.comb += [
-        port.i.valid.eq(1),
+        far.i.valid.eq(port.tx.valid),
+        far.i.payload.eq(port.tx.payload),
+        port.tx_ack.eq(far.ack),
+    ]
+    payload = payload_flit_layout(params)
+    # The interconnect's framing: a packet is packet_flits flits, the last marked.
+    sent = Signal(range(fmt.packet_flits), name="payload_sent")
+    reserved = Signal(name="reserved")  # a credit is reserved for the packet not yet begun
+    commit = ~reserved & (sent == 0) & port.can_take[0]
+    took = port.i.valid & port.i.ready
+    m.d.comb += [
+        port.reserve.eq(Cat(commit, 0, 0)),
+        port.i.valid.eq(reserved | (sent != 0)),
         port.i.payload.eq(AnySeq(payload.size)),
+        port.i.payload.last.eq(sent == fmt.packet_flits - 1),
         port.ctrl.valid.eq(0),
         port.phase_vc.eq(0),
         port.phase_index.eq(1),
     ]
-    # The interconnect's framing: a packet is packet_flits flits, the last marked.
-    sent = Signal(range(fmt.packet_flits), name="payload_sent")
-    with m.If(port.i.valid & port.i.ready):
+    with m.If(took):
         m.d.sync += sent.eq(Mux(sent == fmt.packet_flits - 1, 0, sent + 1))
-    m.d.comb += port.i.payload.last.eq(sent == fmt.packet_flits - 1)
+    with m.If(commit):
+        m.d.sync += reserved.eq(1)
+    with m.Elif(took & (sent == 0)):
+        m.d.sync += reserved.eq(0)
     # The receiver: each packet's credit comes back RETURN_CYCLES after its last flit.
     delay = [Signal(name=f"credit_delay{k}") for k in range(RETURN_CYCLES)]
-    ended = port.tx.valid & port.tx.payload.last & (port.tx.payload.vc == 0)
+    ended = far.o.valid & far.o.payload.last & (far.o.payload.vc == 0) & ~far.o.payload.sync
     m.d.sync += [delay[0].eq(ended)] + [delay[k].eq(delay[k - 1]) for k in range(1, RETURN_CYCLES)]
     back = Signal(N_VCS)
     m.d.comb += back.eq(Cat(delay[-1] & ~mutant, 0, 0, 0))
     m.d.comb += port.tx_credit.eq(back)
+    # Cycles since the interconnect last handed over a flit: it always has one to give.
     waited = Signal(range(2 * liveness_bound(fmt) + 2), name="waited")
-    with m.If(port.i.valid & ~port.i.ready):
-        m.d.sync += waited.eq(waited + 1)
-    with m.Else():
+    with m.If(took):
         m.d.sync += waited.eq(0)
+    with m.Else():
+        m.d.sync += waited.eq(waited + 1)
     m.d.comb += Assert(waited <= liveness_bound(fmt), "liveness: a flit waits at most the bound")
     return m
 
@@ -173,14 +194,15 @@ RETURN_CYCLES = 3
 
 
 def liveness_bound(fmt: PacketFormat) -> int:
-    """Cycles a payload flit offered to the output port waits at most, when every credit
-    comes back ``RETURN_CYCLES`` after its packet's last flit and nothing else competes for
-    the link: with no credit held, the oldest outstanding packet has sent its last flit, so
-    its credit is back within ``RETURN_CYCLES`` cycles; the counter takes it in one more (a
-    register), and the header goes out one cycle before the first payload flit. At least one
-    credit held: only the header's cycle. ``fmt`` does not enter: the bound is the worst
-    case over any depth and packet length."""
-    return RETURN_CYCLES + 2
+    """Cycles the interconnect waits at most to hand the output port its next payload flit,
+    when every credit comes back ``RETURN_CYCLES`` after its packet's last flit and nothing
+    else competes for the link. With no credit held, the oldest outstanding packet's last
+    flit is on the link (``tx`` is a register: one cycle), its credit is back within
+    ``RETURN_CYCLES`` cycles and the counter takes it in one more; the commit that reserves
+    it is one cycle, the header goes out the next, and the first payload flit one after.
+    With a credit held: the commit and the header's cycle. ``fmt`` does not enter: the
+    bound is the worst case over any depth and packet length."""
+    return RETURN_CYCLES + 3
 
 
 #: The switch-level format: one payload flit per packet keeps the tail timeout
