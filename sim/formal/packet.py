@@ -20,8 +20,10 @@ on VC v only for a packet of VC v it holds (``assume``). Asserted, per VC:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Cat, Cover, Fragment, Module, Mux, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Cover, Fragment, Module, Mux, Signal
 
 from fredfab.hw.packet.input_port import InputPort
 from fredfab.hw.packet.layouts import header_layout, payload_flit_layout
@@ -32,6 +34,7 @@ from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.packet.switch import PacketSwitch
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.format import (
+    DATA_VCS,
     HEADER_BITS,
     KIND_NACK,
     N_VCS,
@@ -70,6 +73,7 @@ class LinkMonitor:
         f = tx.payload
         sent = tx.valid
         self.outstanding = []
+        self.counts = []  # per VC: packets seen, modulo 16
         self.open = Signal(name=f"{name}_open")  # a data packet is on the link
         self.open_vc = Signal(2, name=f"{name}_open_vc")
         self.open_pkt = Signal(PKT_BITS, name=f"{name}_open_pkt")
@@ -86,11 +90,20 @@ class LinkMonitor:
             with m.If(head_v):
                 m.d.comb += Assert(held < depths[v], f"{name}: VC {v} head only with a credit")
             count = Signal(PKT_BITS, name=f"{name}_pkts_{v}")
+            self.counts.append(count)
             with m.If(head_v):
                 m.d.sync += count.eq(count + 1)
                 m.d.comb += Assert(f.pkt == count, f"{name}: VC {v} pkt counts its packets")
         data_head = sent & f.head & (f.vc != VC_CTRL)
-        body = sent & ~f.head
+        body = sent & ~f.head & ~f.sync
+        # A credit sync (model/packet/link.py): one flit between packets, carrying the VC's
+        # next pkt (that of the packet that would follow), so the receiver can tell which
+        # packets it lost whole.
+        with m.If(sent & f.sync):
+            m.d.comb += [
+                Assert(~f.head & ~self.open, f"{name}: a sync flit only between packets"),
+                Assert(f.pkt == Array(self.counts)[f.vc], f"{name}: a sync carries the next pkt"),
+            ]
         with m.If(sent & (f.vc == VC_CTRL)):
             m.d.comb += Assert(f.head & f.last, f"{name}: a control packet is one flit")
         with m.If(data_head):
@@ -111,23 +124,51 @@ class LinkMonitor:
         return ~self.open
 
 
-def output_port_harness(mutant: bool = False, fmt: PacketFormat = FORMAL_FORMAT) -> Module:
+#: The output port's packet layer is checked with link-level retry off (its sender then
+#: passes every flit straight to ``tx``): retry only holds flits back and replays them, and
+#: sim/formal/link_retry.py proves on its own that the far end takes exactly the flits
+#: offered, in order, once. The liveness proof keeps retry on.
+PORT_FORMAT = replace(FORMAL_FORMAT, link_retry=False)
+
+
+def output_port_harness(mutant: bool = False, fmt: PacketFormat = PORT_FORMAT) -> Module:
     """The output port alone: any payload flits of any framing, any ``phase_vc`` and index
-    changing at any time, any control packets, any receiver keeping the credit rule.
+    changing at any time, any control packets, any receiver keeping the credit rule, any
+    control unit that reserves a credit of a data VC (``reserve``) only while the port shows
+    it free (``can_take``) and begins a packet only on a credit it reserved for it.
     ``mutant``: the port is built for one more packet of buffer than the manifest states
     (a credit counter one too large)."""
     params = packet_params(fmt=fmt)
-    built = packet_params(fmt=PacketFormat(fmt.packet_flits, fmt.data_depth + 1, fmt.ctrl_depth))
+    built = packet_params(fmt=replace(fmt, data_depth=fmt.data_depth + 1))
     m = harness_module()
     m.submodules.port = port = OutputPort(built if mutant else params, 0)
     streams.free_input(m, port.i, "i")
     streams.free_input(m, port.ctrl, "ctrl")
     m.d.comb += [port.phase_vc.eq(AnySeq(2)), port.phase_index.eq(AnySeq(len(port.phase_index)))]
-    mon = LinkMonitor(m, port.tx, port.tx_credit, stated_depths(params), "tx")
-    # busy (the port's own "inside a data packet") agrees with the link, one cycle ahead
-    # of it (tx is a register).
-    was_busy = Signal()
-    m.d.sync += was_busy.eq(port.busy)
+    # The control unit: a credit reserved only while free; a packet begins (its first flit
+    # offered between packets) only on the phase's VC with a credit reserved and unused.
+    reserve = Signal(len(DATA_VCS), name="reserve")
+    m.d.comb += [reserve.eq(AnySeq(len(DATA_VCS))), port.reserve.eq(reserve)]
+    depths = stated_depths(params)
+    # A header went out last cycle: busy rose (each packet raises it; a header never follows
+    # a last flit in the same cycle), on the VC phase_vc named then.
+    was_busy, vc_then = Signal(name="was_busy"), Signal(2, name="phase_vc_then")
+    m.d.sync += [was_busy.eq(port.busy), vc_then.eq(port.phase_vc)]
+    unused = []
+    for j, v in enumerate(DATA_VCS):
+        m.d.comb += Assume(~reserve[j] | port.can_take[j], f"reserve {v} only while free")
+        left = Signal(range(depths[v] + 2), name=f"reserved_unused_{v}")
+        unused.append(left)
+        began = port.busy & ~was_busy & (vc_then == v)
+        m.d.sync += left.eq(left + reserve[j] - began)
+    starts = port.i.valid & ~port.busy  # a first flit offered: its header is next
+    m.d.comb += Assume(
+        ~starts | ((port.phase_vc != VC_CTRL) & (Array(unused)[port.phase_vc[:2]] != 0)),
+        "a packet begins on a credit reserved for it",
+    )
+    mon = LinkMonitor(m, port.tx, port.tx_credit, depths, "tx")
+    # busy (the port's own "inside a data packet") agrees with the link, one cycle ahead of
+    # it (tx is a register).
     m.d.comb += Assert(was_busy == mon.open, "busy: exactly while a data packet is on the link")
     return m
 
@@ -208,7 +249,7 @@ def liveness_bound(fmt: PacketFormat) -> int:
 #: The switch-level format: one payload flit per packet keeps the tail timeout
 #: (model/packet/link.py: four packets' worth of link cycles) at 8 cycles, so a bounded
 #: check reaches it.
-SWITCH_FORMAT = PacketFormat(packet_flits=1, data_depth=2, ctrl_depth=2)
+SWITCH_FORMAT = PacketFormat(packet_flits=1, data_depth=2, ctrl_depth=2, link_retry=False)
 
 
 class NpuSender:
@@ -286,7 +327,7 @@ def switch_harness(cover: bool = False, mutant: bool = False) -> Module:
         return m
     for q, mon in enumerate(monitors):
         tx = sw.tx[q].payload
-        data_flit = sw.tx[q].valid & (tx.vc != VC_CTRL)
+        data_flit = sw.tx[q].valid & (tx.vc != VC_CTRL) & ~tx.sync  # a sync is no packet's
         header = header_layout(tx.data[:HEADER_BITS])
         hvc, hindex = header.vc, header.index
         open_index = Signal.like(hindex, name=f"tx{q}_open_index")
