@@ -63,7 +63,8 @@ def _push_all(rx: LinkReceiver, flits: list[LinkFlit]) -> list[LinkEvent]:
 
 
 def _bad_crc(flit: LinkFlit) -> LinkFlit:
-    return replace(flit, crc=flit.crc ^ LINK.crc.stomp)
+    """The flit with one bit of its CRC flipped: the check fails."""
+    return replace(flit, crc=flit.crc ^ 1)
 
 
 # --- the sender -------------------------------------------------------------------------
