@@ -31,9 +31,7 @@ from amaranth.back import verilog
 from amaranth.hdl import (
     ClockDomain,
     ClockSignal,
-    Const,
     EnableInserter,
-    Instance,
     Module,
     ResetSignal,
     Signal,
@@ -46,6 +44,7 @@ from fredfab.hw.packet.params import PacketParams
 from fredfab.model.errors import InputError
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.build_cache import cached_build
+from fredfab.sim.verify.dut_instance import manifest_instance
 from fredfab.sim.verify.packet.hw_endpoint import NpuEndpoint
 from fredfab.sim.verify.packet.hw_faults import FaultInjector
 from fredfab.sim.verify.packet.loop import link_seed
@@ -241,21 +240,7 @@ class PacketSoakHarness(wiring.Component):
         return m
 
     def _instance(self, m: Module, conns: dict[str, Value]) -> None:
-        ports = {}
-        for port in self.manifest["ports"]:
-            name, direction = port["name"], port["direction"]
-            if name in conns:
-                ports[name] = ("i" if direction == "input" else "o", conns[name])
-            elif direction == "output":
-                ports[name] = ("o", Signal(port["width"], name=f"unused_{name}"))
-            else:
-                ports[name] = ("i", Const(0, port["width"]))  # the ready of an idle stream
-        m.submodules.dut = Instance(
-            self.manifest["top"],
-            ("i", self.manifest["clock"], ClockSignal()),
-            ("i", self.manifest["reset"]["name"], ResetSignal()),
-            *((d, name, v) for name, (d, v) in ports.items()),
-        )
+        m.submodules.dut = manifest_instance(self.manifest, conns, idle_inputs=True)
 
     def _connect_amaranth(self, m: Module, conns: dict[str, Value]) -> None:
         """The same connections to an Amaranth PacketSwitch, by its ports' Verilog names."""
