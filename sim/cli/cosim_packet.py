@@ -8,9 +8,9 @@ cycles have run (fredfab.sim.verify.packet.soak), or with ``--hw-soak CYCLES`` t
 of traffic with hardware NPU endpoints and fault injectors around the switch, on Verilator
 (fredfab.sim.verify.packet.hw_soak: integer element types; hundreds of times faster). Every
 delivery is checked bit for bit, once and in order. Prints one row per scenario: cycles,
-packets delivered, retransmissions, packets received damaged, and goodput (payload flits
-delivered per cycle per port); the hardware soak prints its counters. Exit status 1 when a
-scenario fails, 2 on bad input.
+packets delivered, retransmissions, link-level replays, packets received damaged, and
+goodput (payload flits delivered per cycle per port); the hardware soak prints its counters.
+Exit status 1 when a scenario fails, 2 on bad input.
 """
 
 from __future__ import annotations

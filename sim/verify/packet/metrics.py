@@ -35,6 +35,7 @@ def scenario_row(name: str, report: dict, params: PacketParams) -> dict:
         "cycles": report.get("cycles"),
         "packets": report.get("packets_delivered"),
         "retransmissions": report.get("retransmissions"),
+        "link_replays": report.get("link_replays"),
         "bad_packets": report.get("bad_packets_received"),
         "dropped": faults.get("dropped"),
         "corrupted": faults.get("corrupted"),
