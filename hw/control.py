@@ -55,14 +55,16 @@ def n_words(params: SwitchParams) -> int:
     return params.topology.config_layout.n_words(params.word_width)
 
 
-def copy_slot(m: Module, rd, slot, word: Signal, active, nw: int, width: int) -> None:
+def copy_slot(
+    m: Module, rd, slot, word: Signal, active, nw: int, width: int, stride: int | None = None
+) -> None:
     """One cycle of copying slot ``slot`` from the slot memory (read port ``rd``) into the
-    ``active`` configuration: read word ``word`` (``slot * nw + word``), count on, and store
-    the word read in the previous cycle, which arrives now (the read is registered). Words
-    1..nw arrive in cycles ``word`` = 1..nw, so a copy takes ``nw + 1`` cycles from
-    ``word`` = 0."""
+    ``active`` configuration: read word ``word`` (``slot * stride + word``; ``stride``, the
+    words a slot takes in the memory, is ``nw`` unless given), count on, and store the word
+    read in the previous cycle, which arrives now (the read is registered). Words 1..nw
+    arrive in cycles ``word`` = 1..nw, so a copy takes ``nw + 1`` cycles from ``word`` = 0."""
     bits = len(active)
-    m.d.comb += [rd.addr.eq(slot * nw + word), rd.en.eq(1)]
+    m.d.comb += [rd.addr.eq(slot * (nw if stride is None else stride) + word), rd.en.eq(1)]
     m.d.sync += word.eq(word + 1)
     with m.Switch(word):
         for w in range(1, nw + 1):

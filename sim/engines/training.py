@@ -142,9 +142,9 @@ class Estimate:
     switch_timing: dict[str, Any] = field(default_factory=dict)
     #: On FRED fabrics, what the switch's phase rule did (phase_rule_summary); {} elsewhere.
     phase_rule: dict[str, Any] = field(default_factory=dict)
-    #: Share of every link's rate that carries payload under packet headers, on every fabric
-    #: whose links carry FRED's packets (PacketCosts.header_payload_fraction of the card that
-    #: applied; 1 elsewhere); communication times were divided by it.
+    #: Share of every link's rate that carries payload under packet headers and link-level
+    #: retry, on every fabric whose links carry FRED's packets (PacketCosts.link_fraction of
+    #: the card that applied; 1 elsewhere); communication times were divided by it.
     payload_fraction: float = 1.0
     notes: tuple[str, ...] = ()
     #: The NPU the estimate ran (its name and numbers).
@@ -378,8 +378,9 @@ def estimate(
         notes.append(f"does not fit, estimated anyway (ignore memory): {mem.describe()}")
     tl = iteration_timeline(prep, npu)
     # The mesh's routers forward the same packets as FRED's switches (a header flit per
-    # packet_flits payload flits), so the header costs every fabric the same share of its
-    # links, from the same card; charging it to FRED alone would bias the comparison.
+    # packet_flits payload flits) over the same links, whose link-level retry replays a
+    # faulted flit: the header and the faults cost every fabric the same share of its
+    # links, from the same card; charging them to FRED alone would bias the comparison.
     payload = payload_fraction(fab, timing_card)
     tl = at_payload_rate(tl, payload)
     rule_summary: dict[str, Any] = {}
@@ -449,12 +450,12 @@ def phase_rule_summary(rule: PhaseRule, done: Prioritised) -> dict[str, Any]:
 
 
 def payload_fraction(fab: Fabric, timing_card: str | Path | None = None) -> float:
-    """The share of every link's rate that carries payload under packet headers, from the
-    card that applies to ``fab`` (PacketCosts.header_payload_fraction); 1 on a fabric whose
-    links carry no FRED packet headers (``Fabric.packet_headers``)."""
+    """The share of every link's rate that carries payload under packet headers and
+    link-level retry, from the card that applies to ``fab`` (PacketCosts.link_fraction); 1
+    on a fabric whose links carry no FRED packet headers (``Fabric.packet_headers``)."""
     if not fab.packet_headers:
         return 1.0
-    return _packet_costs(fab, timing_card).header_payload_fraction
+    return _packet_costs(fab, timing_card).link_fraction
 
 
 def _packet_costs(fab: Fabric, timing_card: str | Path | None) -> PacketCosts:
