@@ -56,22 +56,23 @@ def n_words(params: SwitchParams) -> int:
 
 
 def slot_base(m: Module, slot, nw: int) -> Signal:
-    """The memory address of slot ``slot``'s first word, ``slot * nw``, registered: the
-    multiplication then never sits on the path into the memory (on an FPGA it is a DSP block,
-    and it was the control unit's slowest path). ``slot`` must be set at least one cycle
-    before a copy starts (the control units set it when they leave IDLE or RUN, and drain for
-    at least one cycle)."""
+    """The memory address of slot ``slot``'s first word, ``slot * nw`` (``nw``: the words a
+    slot takes in the memory), registered: the multiplication then never sits on the path
+    into the memory (on an FPGA it is a DSP block, and it was the control unit's slowest
+    path). ``slot`` must be set at least one cycle before a copy starts (the circuit control
+    unit sets it when it leaves IDLE, and drains for at least one cycle)."""
     base = Signal(range(max(2, (1 << len(slot)) * nw)), name="slot_base")
     m.d.sync += base.eq(slot * nw)
     return base
 
 
 def copy_slot(m: Module, rd, base, word: Signal, active, nw: int, width: int) -> None:
-    """One cycle of copying the slot whose first word is at ``base`` (``slot_base``) from the
-    slot memory (read port ``rd``) into the ``active`` configuration: read word ``word``
-    (address ``base + word``), count on, and store the word read in the previous cycle,
-    which arrives now (the read is registered). Words 1..nw arrive in cycles ``word`` =
-    1..nw, so a copy takes ``nw + 1`` cycles from ``word`` = 0."""
+    """One cycle of copying the slot whose first word is at address ``base`` (``slot_base``,
+    or any expression of the slot) from the slot memory (read port ``rd``) into the
+    ``active`` configuration: read word ``word`` (address ``base + word``), count on, and
+    store the word read in the previous cycle, which arrives now (the read is registered).
+    Words 1..nw arrive in cycles ``word`` = 1..nw, so a copy takes ``nw + 1`` cycles from
+    ``word`` = 0."""
     bits = len(active)
     m.d.comb += [rd.addr.eq(base + word), rd.en.eq(1)]
     m.d.sync += word.eq(word + 1)

@@ -46,7 +46,8 @@ one. An FPGA Fmax is not the clock of the paper's ASIC switch; writing it into a
 user's choice. Cards without the two fields are as before.
 
 Packet mode's costs (model/timing_packet.py: ``packet_flits``, ``data_depth``,
-``header_flits``, ``preempt_cycles``, ``credit_rtt_cycles``, ``vc_share``, one line each in
+``header_flits``, ``preempt_cycles``, ``credit_rtt_cycles``, ``vc_share``, ``fault_rate``,
+``retry_cycles``, one line each in
 its ``MEANINGS``) are optional: a card states the ones co-simulation measured, and every one
 it lacks is derived from the packet format and the card's circuit timing (``packet_costs``).
 ``to_dict`` writes the measured ones as fields and the derived ones, with their values, under
@@ -146,6 +147,8 @@ class TimingCard:
     preempt_cycles: float | None = None
     credit_rtt_cycles: float | None = None
     vc_share: float | None = None
+    fault_rate: float | None = None
+    retry_cycles: float | None = None
     source: str = field(default="", compare=False)  # file it came from, "" for built-in
 
     def __post_init__(self) -> None:

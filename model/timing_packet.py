@@ -16,6 +16,9 @@ preempt_cycles     cycles a waiting higher-priority phase waits before it runs: 
 credit_rtt_cycles  cycles from a sender spending a credit to getting it back
 vc_share           share of its rate alone that the served phase keeps while a lower-priority
                    phase waits on the same switch
+fault_rate         per-flit fault probability (drops and corruption) assumed on every link
+retry_cycles       link cycles one faulted flit costs its link (link-level retry: the
+                   round trip to the NAK and the flits sent again)
 =================  ==========================================================================
 
 Derived defaults (packet format: model/packet/format.py ``PacketFormat``; circuit timing:
@@ -44,6 +47,15 @@ the card's own fields):
   packets (ACK/NACK, one flit between any two data flits when there is one) are neglected
   either way: a cumulative ACK every 16 data packets is < 1 % of a link
   (paper §5.4).
+* fault_rate = 0: the paper assumes reliable links and gives no error rate; a card (or a
+  user) states one to ask what faults cost.
+* retry_cycles = 2 * RETRY_ROUND_TRIP: a faulted flit is replayed from the receiving end's
+  NAK, one round trip (2 cycles: a flit registered, its NAK registered) after it, and the
+  flits sent meanwhile go again (model/packet/link_retry.py); co-simulation measures it
+  (sim/verify/packet/timing.py). Links recover by themselves, so a fault costs its link
+  ``retry_cycles`` of every ``1 / fault_rate`` flits whatever the fabric: the training
+  model charges ``retry_fraction`` to every fabric's links, like the header
+  (fredfab.model.training.packet_rate), not to FRED's phase rule alone.
 """
 
 from __future__ import annotations
@@ -63,6 +75,8 @@ PACKET_FIELDS = (
     "preempt_cycles",
     "credit_rtt_cycles",
     "vc_share",
+    "fault_rate",
+    "retry_cycles",
 )
 
 #: One line per field: what it means (tables, --help, the card's documentation).
@@ -73,7 +87,12 @@ MEANINGS = {
     "preempt_cycles": "cycles a waiting higher-priority phase waits for the switch",
     "credit_rtt_cycles": "cycles from spending a credit to getting it back",
     "vc_share": "share of its rate alone a served phase keeps while a lower one waits",
+    "fault_rate": "per-flit fault probability assumed on every link",
+    "retry_cycles": "link cycles one faulted flit costs (link-level retry)",
 }
+
+#: A flit's round trip on a link with retry: the flit registered, the NAK registered.
+RETRY_ROUND_TRIP = 2
 
 #: Integer fields, and the bounds a card's value must respect.
 _INTS = {"packet_flits": (1, 64), "data_depth": (1, 15), "header_flits": (0, 64)}
@@ -94,6 +113,8 @@ class PacketCosts:
     preempt_cycles: float
     credit_rtt_cycles: float
     vc_share: float
+    fault_rate: float = 0.0
+    retry_cycles: float = 2 * RETRY_ROUND_TRIP
     derived: tuple[str, ...] = ()
 
     @property
@@ -121,6 +142,18 @@ class PacketCosts:
         return 1.0 - self.header_overhead
 
     @property
+    def retry_fraction(self) -> float:
+        """Fraction of a link's cycles left to packets when every faulted flit costs the
+        link ``retry_cycles``: 1 / (1 + fault_rate * retry_cycles); 1 on reliable links."""
+        return 1.0 / (1.0 + self.fault_rate * self.retry_cycles)
+
+    @property
+    def link_fraction(self) -> float:
+        """Fraction of every link's rate that carries payload, on every fabric: the header's
+        share times the retry fraction (the training model divides communication by it)."""
+        return self.header_payload_fraction * self.retry_fraction
+
+    @property
     def switch_fraction(self) -> float:
         """Fraction of a port's rate a FRED switch gives the served phase's VC at any time:
         the credit rate (1.0 by default); the switch's own part of payload_fraction. The VC
@@ -145,6 +178,7 @@ class PacketCosts:
         return {f: getattr(self, f) for f in PACKET_FIELDS} | {
             "header_overhead": self.header_overhead,
             "payload_fraction": self.payload_fraction,
+            "retry_fraction": self.retry_fraction,
             "derived": list(self.derived),
         }
 
@@ -165,6 +199,8 @@ def check_packet_field(name: str, value: Any) -> None:
         raise PacketCostError("timing card field 'credit_rtt_cycles' must be > 0")
     elif name == "vc_share" and not 0 < value <= 1:
         raise PacketCostError(f"timing card field 'vc_share' must be in (0, 1], got {value!r}")
+    elif name == "fault_rate" and not value < 1:
+        raise PacketCostError(f"timing card field 'fault_rate' must be in [0, 1), got {value!r}")
 
 
 def derive_packet_costs(
@@ -188,4 +224,8 @@ def derive_packet_costs(
         v["credit_rtt_cycles"] = v["data_depth"] * packet
     if v["vc_share"] is None:
         v["vc_share"] = 1.0
+    if v["fault_rate"] is None:
+        v["fault_rate"] = 0.0
+    if v["retry_cycles"] is None:
+        v["retry_cycles"] = 2 * RETRY_ROUND_TRIP
     return PacketCosts(**v, derived=derived)

@@ -15,14 +15,27 @@ from __future__ import annotations
 
 import math
 import numbers
+import tomllib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fredfab.model.errors import InputError
 
 #: Marks a field without a default: it must be present.
 REQUIRED: Any = object()
+
+
+def read_toml(path: Path, error: type[Exception], what: str = "the file") -> dict[str, Any]:
+    """The parsed TOML file ``path``; ``error`` (one line naming the path) when it cannot be
+    read or is not TOML."""
+    try:
+        return tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read {what}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not valid TOML: {exc}") from None
 
 
 def _bounds(lo: float | None, hi: float | None, lo_open: bool = False) -> str:

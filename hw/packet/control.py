@@ -1,43 +1,53 @@
 """The packet-mode control unit: which phase the interconnect serves, which packets start,
 and where ACK/NACK go (docs/switch-rtl.md, "Control unit").
 
-Storage. Configuration slots as in circuit mode (``cfg`` writes slots 1..K-1), followed in
-the same memory by P read-only configurations, the unicast rounds: round r routes p -> p +
-r mod P, routed at generation time by the same router. Flow tables (``flows``) and the
-expected sequence numbers ``E`` are registers, read by every port each cycle (packet mode
-bounds ports and slots for that reason: hw/packet/params.py).
+Storage. Configuration slots with their check words and the P read-only unicast rounds
+(round r routes p -> p + r mod P, routed at generation time) are in the slot store
+(hw/packet/slot_store.py), which verifies a slot while it copies it. Flow tables
+(``flows``) and the expected sequence numbers ``E`` are registers, read by every port each
+cycle (packet mode bounds ports and slots for that reason: hw/packet/params.py).
 
 Phases. A phase is (VC, slot). A flow of the running phase commits its next packet when all
-its inputs show a head of that VC and slot whose ``seq`` equals ``E``; all of them commit in
-the same cycle, so a sum only ever adds packets of one sequence number, and ``E`` advances.
-A phase is *ready* when at least one of its flows could commit. The paper moves to a
-higher-priority phase once every port holds a packet of it; here that is asked of every
-input of one flow, not of every flow of the slot: the flows of a phase finish their
-messages at different times, and a phase whose finished flows had to send again before the
-others could resume would never resume.
+its inputs show a head of that VC and slot whose ``seq`` equals ``E`` and every output it
+goes to can take the packet whole (``out_credit``: a credit of the VC not yet spent); all
+its inputs commit in the same cycle, ``reserve`` spends a credit on each of its outputs,
+so a sum only ever adds packets of one sequence number, a forked packet never waits for a
+credit on one output while it streams on another, and ``E`` advances. A phase is *ready*
+when at least one of its flows has its heads (credits aside: a phase whose receivers are
+slow keeps the switch). The paper moves to a higher-priority phase once every port holds a
+packet of it; here that is asked of every input of one flow, not of every flow of the slot:
+the flows of a phase finish their messages at different times, and a phase whose finished
+flows had to send again before the others could resume would never resume.
 
 The switch moves to the most urgent ready phase (MP > PP > DP, then the lowest slot) when
 it is more urgent than the running one, or when the running one can commit nothing and
 has nothing in flight. Moving: stop committing, wait until nothing committed is left in the
 input ports, the interconnect and the output ports (so packets are never cut, and the
-output ports' headers name the phase their packets belong to), copy the slot (``n_words +
-1`` cycles), run. A preempted phase keeps its heads and ``E``: it resumes where it stopped.
+output ports' headers name the phase their packets belong to), copy the slot and check it
+(``n_words + check_words + 1`` cycles), run. A slot that fails its check is marked bad
+(``slot_error``, until it is written again), nothing of it is committed and its heads are
+discarded; the switch goes on with the other phases. A preempted phase keeps its heads and
+``E``: it resumes where it stopped.
 
-Unicast (index 0): the running round serves every port whose unicast head is for p + r;
-when none is and nothing is in flight, the next round with a waiting packet (cyclically
-after r) is loaded.
+Unicast (index 0): the running round serves every port whose unicast head is for p + r
+(and whose destination can take it); when none is and nothing is in flight, the next round
+with a waiting packet (cyclically after r) is loaded. Unicast packets are numbered per
+(VC, source, destination) stream: the switch keeps no ``E`` for them, a receiver sees a
+gap in its own stream and NACKs it to the sender (``dst``).
 
 Stale packets. A head whose ``seq`` is not ``E`` (a sender's copy from before a rewind, or
-one past a lost packet), whose index names no slot, whose header VC is not its buffer's, or
-that comes to a port its slot does not use, is discarded: its buffer space goes back to the
-sender. ``E`` of a slot and port starts at 0 when the loader writes the port's flow-table
-row.
+one past a lost packet), whose index names no slot or a bad one, whose header VC is not its
+buffer's, or that comes to a port its slot does not use, is discarded: its buffer space
+goes back to the sender. ``E`` of a slot and port starts at 0 when the loader writes the
+port's flow-table row. A head past ``E`` is a gap: the senders are told (loss_notices.py).
 
-Control network. One control packet per cycle, round robin over the ports: an ACK/NACK that
-receiver q sends for slot s goes to every input of q's flow (``inputs_of_output``), for
-unicast to ``dst``, through a queue per output port. A NACK for ``k`` sets ``E := k`` on
-those inputs when k comes before E (serial-number order), in step with the senders'
-rewind.
+Control network. One control packet per cycle: a REWIND (loss_notices.py) first, else round
+robin over the ports: an ACK/NACK that receiver q sends for slot s goes to every input of
+q's flow (``inputs_of_output``), for unicast to ``dst``, through a queue per output port. A
+NACK for ``k`` sets ``E := k`` on those inputs when k comes before E (serial-number order),
+and goes on as a NACK (the senders go back to k); so does a NACK for E itself that the
+flow's senders were not yet told of; any other NACK of a configured flow goes on as an ACK
+of k (the senders already go back, or are told): one loss, one rewind.
 """
 
 from __future__ import annotations
@@ -45,24 +55,25 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.config_layout import config_data_layout
-from fredfab.hw.control import cfg_layout, copy_slot, default_config, n_words, slot_base
+from fredfab.hw.control import default_config
+from fredfab.hw.named import named
 from fredfab.hw.packet.layouts import head_layout, header_layout
+from fredfab.hw.packet.loss_notices import LossNotices
 from fredfab.hw.packet.params import PacketParams
-from fredfab.model.packet.flow_tables import shift_flows
+from fredfab.hw.packet.slot_store import SlotStore, cfg_layout
 from fredfab.model.packet.format import (
     DATA_VCS,
     HEADER_FIELDS,
     KIND_ACK,
     KIND_NACK,
+    KIND_REWIND,
     PRIORITY,
     SEQ_MOD,
     UNICAST_INDEX,
 )
-from fredfab.model.switch.router import route
 
 assert tuple(range(len(DATA_VCS))) == DATA_VCS  # a data VC's number is its index here
 
@@ -75,16 +86,6 @@ ROUND_QUANTUM_PACKETS = 8
 
 INDEX_BITS = dict(HEADER_FIELDS)["index"]
 SEQ_BITS = dict(HEADER_FIELDS)["seq"]
-
-
-def round_words(params: PacketParams) -> list[int]:
-    """The configuration words of the P unicast rounds, round 0 first."""
-    s = params.switch
-    words = []
-    for r in range(s.ports):
-        config = route(shift_flows(s.ports, r), s.ports, s.m, arch=s.arch).config
-        words += config.to_words(s.word_width)
-    return words
 
 
 def flows_layout(params: PacketParams) -> data.StructLayout:
@@ -106,16 +107,21 @@ class PacketControl(wiring.Component):
         self.params = params
         s = params.switch
         self.topology = s.topology
+        self.store = SlotStore(s)
         layout = config_data_layout(self.topology.config_layout)
-        P = s.ports
+        P, V = s.ports, len(DATA_VCS)
         super().__init__(
             {
                 "cfg": In(stream.Signature(cfg_layout(s))),
                 "flows": In(stream.Signature(flows_layout(params))),
                 # From the input ports: the packet at the head of each data VC.
-                "head": In(head_layout(params)).array(P, len(DATA_VCS)),
-                "commit": Out(len(DATA_VCS)).array(P),
-                "discard": Out(len(DATA_VCS)).array(P),
+                "head": In(head_layout(params)).array(P, V),
+                "commit": Out(V).array(P),
+                "discard": Out(V).array(P),
+                # From the output ports: bit v = a credit of data VC v not yet spent; and
+                # back to them: spend one now, a packet of v was committed for the output.
+                "out_credit": In(V).array(P),
+                "reserve": Out(V).array(P),
                 # Something committed is still on its way: per input port, inside the
                 # interconnect, per output port.
                 "in_busy": In(P),
@@ -126,6 +132,7 @@ class PacketControl(wiring.Component):
                 "phase_vc": Out(2),
                 "phase_index": Out(INDEX_BITS),
                 "reconfiguring": Out(1),
+                "slot_error": Out(s.slots),  # bit k: slot k failed its check
                 # Control packets in from the ports, out to the ports' links.
                 "ctrl_in": In(stream.Signature(header_layout)).array(P),
                 "ctrl_out": Out(stream.Signature(header_layout)).array(P),
@@ -136,18 +143,12 @@ class PacketControl(wiring.Component):
         m = Module()
         pp, s = self.params, self.params.switch
         P, K, V = s.ports, s.slots, len(DATA_VCS)
-        nw, width = n_words(s), s.word_width
 
         # -- storage ---------------------------------------------------------------
-        init = default_config(s).to_words(width) + [0] * ((K - 1) * nw) + round_words(pp)
-        m.submodules.mem = mem = Memory(shape=width, depth=(K + P) * nw, init=init)
-        wr, rd = mem.write_port(), mem.read_port()
-        m.d.comb += [
-            self.cfg.ready.eq(1),
-            wr.addr.eq(self.cfg.payload.slot * nw + self.cfg.payload.addr),
-            wr.data.eq(self.cfg.payload.data),
-            wr.en.eq(self.cfg.valid & (self.cfg.payload.addr < nw) & (self.cfg.payload.slot < K)),
-        ]
+        m.submodules.store = store = self.store
+        wiring.connect(m, wiring.flipped(self.cfg), store.cfg)
+        m.d.comb += [self.active.eq(store.active), self.slot_error.eq(store.bad)]
+        bad = store.bad
         in_of_in = [[Signal(P, name=f"in_of_in_s{k}_p{p}") for p in range(P)] for k in range(K)]
         in_of_out = [[Signal(P, name=f"in_of_out_s{k}_q{q}") for q in range(P)] for k in range(K)]
         E = [[Signal(SEQ_BITS, name=f"E_s{k}_p{p}") for p in range(P)] for k in range(K)]
@@ -162,36 +163,47 @@ class PacketControl(wiring.Component):
                     m.d.sync += in_of_in[k][p].eq(row.mask)
                 with m.If(hit & (row.table == 1)):
                     m.d.sync += in_of_out[k][p].eq(row.mask)
-        # Inputs a slot uses: input p belongs to its own flow.
-        slot_inputs = [Cat(in_of_in[k][p][p] for p in range(P)) for k in range(K)]
+        # Inputs a slot uses: input p belongs to its own flow; none while the slot is bad.
+        slot_inputs = [Cat(in_of_in[k][p][p] & ~bad[k] for p in range(P)) for k in range(K)]
 
         # -- heads -------------------------------------------------------------------
         hd = [[self.head[p][v] for v in range(V)] for p in range(P)]
-        # match[p][v]: the head's seq is E of its slot at port p (slot 0: always).
+        # match[p][v]: the head's seq is E of its slot at port p (slot 0: always);
+        # ahead[p][v]: it comes after E (a gap: packets lost on the way).
         match = [[Signal(name=f"match_p{p}_v{v}") for v in range(V)] for p in range(P)]
+        ahead = [[Signal(name=f"ahead_p{p}_v{v}") for v in range(V)] for p in range(P)]
         for p in range(P):
             for v in range(V):
                 h = hd[p][v].header
                 with m.Switch(h.index):
                     for k in range(1, K):
                         with m.Case(k):
-                            m.d.comb += match[p][v].eq((h.seq == E[k][p]) & slot_inputs[k][p])
+                            m.d.comb += [
+                                match[p][v].eq((h.seq == E[k][p]) & slot_inputs[k][p]),
+                                ahead[p][v].eq(_before(E[k][p], h.seq) & slot_inputs[k][p]),
+                            ]
                     with m.Case(UNICAST_INDEX):
                         m.d.comb += match[p][v].eq(h.dst < P)
         # good[p][v][k]: a head of VC v, slot k, that may be committed. A signal each (as
         # are can's terms below): every port's test reads every other port's, and repeated
         # Python expressions are copied into the Verilog once per use.
         good = [
-            [[Signal(name=f"good_p{p}_v{v}_s{k}") for k in range(K)] for v in range(V)]
+            [
+                [
+                    named(
+                        m,
+                        hd[p][v].valid
+                        & (hd[p][v].header.index == k)
+                        & (hd[p][v].header.vc == DATA_VCS[v])
+                        & match[p][v],
+                        f"good_p{p}_v{v}_s{k}",
+                    )
+                    for k in range(K)
+                ]
+                for v in range(V)
+            ]
             for p in range(P)
         ]
-        for p in range(P):
-            for v in range(V):
-                h = hd[p][v].header
-                for k in range(K):
-                    m.d.comb += good[p][v][k].eq(
-                        hd[p][v].valid & (h.index == k) & (h.vc == DATA_VCS[v]) & match[p][v]
-                    )
         for p in range(P):
             for v in range(V):
                 h = hd[p][v].header
@@ -199,15 +211,37 @@ class PacketControl(wiring.Component):
                     (h.index == k) & (h.vc == DATA_VCS[v]) & match[p][v] for k in range(K)
                 ).any()
                 m.d.comb += self.discard[p][v].eq(hd[p][v].valid & ~fits)
+        # gap[k][p]: a head of slot k discarded at p for coming after E; gap_vc[k] its VC.
+        gap = [[Signal(name=f"gap_s{k}_p{p}") for p in range(P)] for k in range(K)]
+        gap_vc = [Signal(2, name=f"gap_vc_s{k}") for k in range(K)]
+        for k in range(1, K):
+            for p in range(P):
+                hits = [
+                    hd[p][v].valid
+                    & (hd[p][v].header.index == k)
+                    & (hd[p][v].header.vc == DATA_VCS[v])
+                    & ahead[p][v]
+                    for v in range(V)
+                ]
+                m.d.comb += gap[k][p].eq(Cat(hits).any())
+                for v in reversed(range(V)):
+                    with m.If(hits[v]):
+                        m.d.comb += gap_vc[k].eq(DATA_VCS[v])
 
-        # can[v][k][p]: input p's flow in slot k (k >= 1) could commit on VC v now.
+        # outs_free[v][k][p]: every output of input p's flow in slot k can take a packet of
+        # VC v whole. can_heads: the flow's heads are all there; can: and it may commit.
+        out_credit = [[self.out_credit[q][v] for v in range(V)] for q in range(P)]
+        can_heads = [[[Const(0)] * P for _ in range(K)] for _ in range(V)]
         can = [[[Const(0)] * P for _ in range(K)] for _ in range(V)]
         for v in range(V):
             for k in range(1, K):
                 for p in range(P):
                     others = Cat(~in_of_in[k][p][q] | good[q][v][k] for q in range(P)).all()
-                    can[v][k][p] = Signal(name=f"can_v{v}_s{k}_p{p}")
-                    m.d.comb += can[v][k][p].eq(good[p][v][k] & others)
+                    outs_free = Cat(~in_of_out[k][q][p] | out_credit[q][v] for q in range(P)).all()
+                    can_heads[v][k][p] = named(
+                        m, good[p][v][k] & others, f"can_heads_v{v}_s{k}_p{p}"
+                    )
+                    can[v][k][p] = named(m, can_heads[v][k][p] & outs_free, f"can_v{v}_s{k}_p{p}")
         # Unicast: the round each unicast head needs.
         port_bits = max(1, (P - 1).bit_length())
         uround = [[Signal(port_bits, name=f"uround_p{p}_v{v}") for v in range(V)] for p in range(P)]
@@ -226,7 +260,7 @@ class PacketControl(wiring.Component):
                 )
         ready = [
             [
-                (rounds_waiting[v].any() if k == UNICAST_INDEX else Cat(can[v][k]).any())
+                (rounds_waiting[v].any() if k == UNICAST_INDEX else Cat(can_heads[v][k]).any())
                 for k in range(K)
             ]
             for v in range(V)
@@ -244,9 +278,20 @@ class PacketControl(wiring.Component):
             self.phase_index.eq(run_k),
         ]
 
-        # Commits of the running phase.
+        # Commits of the running phase, and the outputs each input's packet goes to.
         go = Signal(P)
+        dests = [Signal(P, name=f"dests_p{p}") for p in range(P)]
         for p in range(P):
+            with m.Switch(run_k):
+                for k in range(K):
+                    with m.Case(k):
+                        if k == UNICAST_INDEX:
+                            with m.Switch(run_r):
+                                for r in range(P):
+                                    with m.Case(r):
+                                        m.d.comb += dests[p].eq(1 << ((p + r) % P))
+                        else:
+                            m.d.comb += dests[p].eq(Cat(in_of_out[k][q][p] for q in range(P)))
             with m.Switch(run_v):
                 for v in range(V):
                     with m.Case(v):
@@ -254,7 +299,12 @@ class PacketControl(wiring.Component):
                             for k in range(K):
                                 with m.Case(k):
                                     if k == UNICAST_INDEX:
-                                        cond = good[p][v][k] & (uround[p][v] == run_r)
+                                        credit = Cat(out_credit[q][v] for q in range(P))
+                                        cond = (
+                                            good[p][v][k]
+                                            & (uround[p][v] == run_r)
+                                            & (credit & dests[p]).any()
+                                        )
                                     else:
                                         cond = can[v][k][p]
                                     m.d.comb += go[p].eq(cond)
@@ -262,6 +312,10 @@ class PacketControl(wiring.Component):
         for p in range(P):
             for v in range(V):
                 m.d.comb += self.commit[p][v].eq(may_commit & (run_v == v) & go[p])
+        for q in range(P):
+            fed = Cat(go[p] & dests[p][q] for p in range(P)).any()
+            for v in range(V):
+                m.d.comb += self.reserve[q][v].eq(may_commit & (run_v == v) & fed)
         in_flight = self.in_busy.any() | self.ic_busy | self.out_busy.any()
         idle = ~go.any() & ~in_flight
 
@@ -316,9 +370,6 @@ class PacketControl(wiring.Component):
         tgt_v = Signal.like(run_v)
         tgt_k = Signal.like(run_k)
         tgt_r = Signal.like(run_r)
-        word = Signal(range(nw + 1))
-        base = slot_base(m, Mux(tgt_k == UNICAST_INDEX, K + tgt_r, tgt_k), nw)
-        active = self.active.as_value()
         # Cycles the running phase has run (saturating): a unicast round's quantum.
         quantum = ROUND_QUANTUM_PACKETS * (pp.fmt.packet_flits + 1)
         round_age = Signal(range(quantum + 1))
@@ -326,6 +377,7 @@ class PacketControl(wiring.Component):
             m.d.sync += round_age.eq(0)
         with m.Elif(round_age != quantum):
             m.d.sync += round_age.eq(round_age + 1)
+        m.d.comb += store.load_slot.eq(Mux(tgt_k == UNICAST_INDEX, K + tgt_r, tgt_k))
         with m.FSM():
             with m.State("RUN"):
                 same_unicast = running & (run_k == UNICAST_INDEX)
@@ -358,17 +410,17 @@ class PacketControl(wiring.Component):
             with m.State("DRAIN"):
                 m.d.comb += self.reconfiguring.eq(1)
                 with m.If(~in_flight):
-                    m.d.sync += word.eq(0)
+                    m.d.comb += store.load.eq(1)
                     m.next = "LOAD"
             with m.State("LOAD"):
                 m.d.comb += self.reconfiguring.eq(1)
-                copy_slot(m, rd, base, word, active, nw, width)
-                with m.If(word == nw):
+                with m.If(store.done):
+                    # A slot that fails its check runs nothing: the next choice skips it.
                     m.d.sync += [
                         run_v.eq(tgt_v),
                         run_k.eq(tgt_k),
                         run_r.eq(tgt_r),
-                        running.eq(1),
+                        running.eq(store.ok),
                         stopping.eq(0),
                     ]
                     m.next = "RUN"
@@ -385,6 +437,10 @@ class PacketControl(wiring.Component):
                 out.valid.eq(fifo.r_rdy),
                 fifo.r_en.eq(out.ready),
             ]
+
+        def room(mask) -> Signal:
+            return Cat(~mask[q] | queues[q].w_rdy for q in range(P)).all()
+
         # Where each port's control packet goes: unicast by dst; a slot's to the inputs of
         # the flow the receiver's output belongs to. A packet naming nothing is dropped.
         tgts = [Signal(P, name=f"ctrl_targets_{p}") for p in range(P)]
@@ -399,10 +455,19 @@ class PacketControl(wiring.Component):
                     for k in range(1, K):
                         with m.Case(k):
                             m.d.comb += tgts[p].eq(in_of_out[k][p])
-            room = Cat(~tgts[p][q] | queues[q].w_rdy for q in range(P)).all()
-            m.d.comb += can_go[p].eq(self.ctrl_in[p].valid & room)
+            m.d.comb += can_go[p].eq(self.ctrl_in[p].valid & room(tgts[p]))
+
+        # Loss notices: REWINDs for gaps, and the hold that decides how NACKs go on.
+        advanced = [[may_commit & (run_k == k) & go[p] for p in range(P)] for k in range(K)]
+        told = [[Signal(name=f"told_s{k}_p{p}") for p in range(P)] for k in range(K)]
+        rewind_fire = Signal()
+        notices = m.submodules.notices = LossNotices(
+            pp, E, in_of_in, gap, gap_vc, advanced, written, told, rewind_fire
+        )
+        m.d.comb += rewind_fire.eq(notices.req_valid & room(notices.req_targets))
+
         # Round robin among the packets that can go now (one waiting for a full queue does
-        # not hold up the others): the first after the last one served.
+        # not hold up the others): the first after the last one served. A REWIND goes first.
         ctrl_hdr = Signal(header_layout)
         ctrl_port = Signal(range(P))
         targets = Signal(P)
@@ -418,16 +483,11 @@ class PacketControl(wiring.Component):
             for p in range(P):
                 with m.Case(p):
                     m.d.comb += [ctrl_hdr.eq(self.ctrl_in[p].payload), targets.eq(tgts[p])]
-        m.d.comb += ctrl_fire.eq(can_go.any())
+        m.d.comb += ctrl_fire.eq(can_go.any() & ~rewind_fire)
         with m.If(ctrl_fire):
             m.d.sync += last_served.eq(ctrl_port)
         for p in range(P):
             m.d.comb += self.ctrl_in[p].ready.eq(ctrl_fire & (ctrl_port == p))
-        for q in range(P):
-            m.d.comb += [
-                queues[q].w_data.eq(ctrl_hdr.as_value()),
-                queues[q].w_en.eq(ctrl_fire & targets[q]),
-            ]
 
         # -- expected sequence numbers ----------------------------------------------------
         # acked[s][q]: what the receiver at output q of slot s last said it has (every
@@ -462,18 +522,25 @@ class PacketControl(wiring.Component):
             for q in range(P):
                 member = in_of_out[k][q] == targets
                 take = member & (~have | _before(fresh[q], pick))
-                pick_q = Signal(SEQ_BITS, name=f"floor_s{k}_upto_q{q}")
-                have_q = Signal(name=f"floor_s{k}_any_q{q}")
-                m.d.comb += [pick_q.eq(Mux(take, fresh[q], pick)), have_q.eq(have | member)]
-                pick, have = pick_q, have_q
+                pick = named(m, Mux(take, fresh[q], pick), f"floor_s{k}_upto_q{q}")
+                have = named(m, have | member, f"floor_s{k}_any_q{q}")
             m.d.comb += floor[k].eq(pick)
+        # A NACK goes on as a NACK (the senders go back) when it rewinds E, or names E while
+        # the senders were not told to go back to it; otherwise as an ACK of the same seq.
+        rewinds = Signal()
+        wanted = Signal()
         for k in range(1, K):
             for p in range(P):
                 after = Signal(SEQ_BITS, name=f"E_next_s{k}_p{p}")
-                committed = may_commit & (run_k == k) & go[p]
-                m.d.comb += after.eq(Mux(committed, E[k][p] + 1, E[k][p]))
+                m.d.comb += after.eq(Mux(advanced[k][p], E[k][p] + 1, E[k][p]))
                 mine = said & (ctrl_hdr.index == k) & targets[p]
-                rewound = Mux(nack & _before(ctrl_hdr.seq, after), ctrl_hdr.seq, after)
+                back = nack & mine & _before(ctrl_hdr.seq, after)
+                due = nack & mine & (ctrl_hdr.seq == after) & ~notices.notified[k][p]
+                with m.If(back):
+                    m.d.comb += rewinds.eq(1)
+                with m.If(due):
+                    m.d.comb += wanted.eq(1)
+                rewound = Mux(back, ctrl_hdr.seq, after)
                 lifted = Mux(_before(rewound, floor[k]), floor[k], rewound)
                 with m.If(written[k][p]):
                     m.d.sync += E[k][p].eq(0)
@@ -481,6 +548,32 @@ class PacketControl(wiring.Component):
                     m.d.sync += E[k][p].eq(lifted)
                 with m.Else():
                     m.d.sync += E[k][p].eq(after)
+        passes_on = rewinds | wanted
+        for k in range(1, K):
+            for p in range(P):
+                m.d.comb += told[k][p].eq(nack & passes_on & (ctrl_hdr.index == k) & targets[p])
+        # What the queues take: the REWIND, or the port's packet (a NACK of a configured
+        # flow that need not go on as one goes on as an ACK).
+        sent = Signal(header_layout)
+        sent_to = Signal(P)
+        with m.If(rewind_fire):
+            m.d.comb += [
+                sent.vc.eq(notices.req_vc),
+                sent.kind.eq(KIND_REWIND),
+                sent.index.eq(notices.req_slot),
+                sent.seq.eq(notices.req_seq),
+                sent.src.eq(notices.req_port),
+                sent_to.eq(notices.req_targets),
+            ]
+        with m.Else():
+            m.d.comb += [sent.eq(ctrl_hdr), sent_to.eq(Mux(ctrl_fire, targets, 0))]
+            with m.If(nack & ~passes_on):
+                m.d.comb += sent.kind.eq(KIND_ACK)
+        for q in range(P):
+            m.d.comb += [
+                queues[q].w_data.eq(sent.as_value()),
+                queues[q].w_en.eq(sent_to[q]),
+            ]
         return m
 
 

@@ -7,13 +7,13 @@ from amaranth.lib import data, stream
 
 from fredfab.hw.flit import lanes_layout
 from fredfab.hw.packet.params import PacketParams
-from fredfab.model.packet.format import HEADER_FIELDS, N_VCS, link_fields
+from fredfab.model.packet.format import HEADER_FIELDS, N_VCS
 
 header_layout = data.StructLayout(dict(HEADER_FIELDS))
 
 
 def link_layout(params: PacketParams) -> data.StructLayout:
-    return data.StructLayout(dict(link_fields(params.switch.data_width)))
+    return data.StructLayout(dict(params.link.fields))
 
 
 def link_signature(params: PacketParams) -> stream.Signature:

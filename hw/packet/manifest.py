@@ -9,7 +9,10 @@ Like the circuit switch's (hw/manifest.py), plus what an NPU endpoint needs to t
   one pulse per packet slot freed, and the credits each side starts with;
 * ``packet``: packet format (header fields, VCs, priority, kinds, packet and buffer sizes);
 * ``flows``: the flow-table stream and its row layout (hw/packet/control.py);
-* ``unicast_rounds``: the read-only slots of the unicast rounds.
+* ``unicast_rounds``: the read-only slots of the unicast rounds;
+* ``protocol``: everything an NPU must do and may expect (model/packet/protocol.py): header
+  bit positions, control packets and their fields, flit framing, ``pkt``, syncs, the CRC,
+  the timeouts and gap bounds, Go-Back-N's rules, sequence numbering, the slot check.
 """
 
 from __future__ import annotations
@@ -17,26 +20,31 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from fredfab.hw.control import cfg_layout, n_words
+from fredfab.hw.control import n_words
 from fredfab.hw.manifest import layout_fields, port_list, write_generated
 from fredfab.hw.packet.control import CTRL_QUEUE_DEPTH, flows_layout
 from fredfab.hw.packet.layouts import link_layout
+from fredfab.hw.packet.link_retry import ack_layout
 from fredfab.hw.packet.params import PacketParams
+from fredfab.hw.packet.slot_store import cfg_layout, stride
 from fredfab.hw.packet.switch import PacketSwitch
 from fredfab.model.packet.format import (
     DATA_VCS,
     HEADER_BITS,
     HEADER_FIELDS,
     KIND_NAMES,
+    LSEQ_BITS,
     PRIORITY,
     UNICAST_INDEX,
     VC_CTRL,
     VC_NAMES,
 )
+from fredfab.model.packet.link_retry import REPLAY_DEPTH, RETRY_TIMEOUT
+from fredfab.model.packet.protocol import protocol
 from fredfab.model.switch.config import CONFIG_SCHEMA
 from fredfab.model.switch.latency import node_cycles
 
-PACKET_MANIFEST_SCHEMA = "fred-packet-manifest/1"
+PACKET_MANIFEST_SCHEMA = "fred-packet-manifest/2"
 
 
 def _names(prefix: str, ready: bool = True) -> dict:
@@ -65,6 +73,23 @@ def manifest(switch: PacketSwitch) -> dict:
             "dtype": s.dtype,
             "element_bits": s.element.bits,
         },
+        "link_retry": {
+            "enabled": fmt.link_retry,
+            "rx_ack": [f"rx_ack__{p}" for p in range(P)],
+            "tx_ack": [f"tx_ack__{p}" for p in range(P)],
+            "ack_fields": layout_fields(ack_layout),
+            "lseq_bits": LSEQ_BITS,
+            "replay_depth": REPLAY_DEPTH,
+            "retry_timeout_cycles": RETRY_TIMEOUT,
+            "rules": "every flit carries lseq, consecutive per link; the receiving end takes "
+            "only the flit with lseq = expect and a good CRC (expect += 1, nak = 0), sets nak "
+            "on a flit with that or a later lseq that it does not take, drops earlier ones; "
+            "it shows (expect, nak) every cycle from its registers; the sending end frees "
+            "flits before expect, replays from expect when nak is up and it has not replayed "
+            "from that expect yet, or when expect stood still retry_timeout_cycles with flits "
+            "outstanding, and sends nothing new while a replay runs or replay_depth flits "
+            "are outstanding",
+        },
         "credits": {
             "rx_credit": [f"rx_credit__{p}" for p in range(P)],
             "tx_credit": [f"tx_credit__{p}" for p in range(P)],
@@ -81,6 +106,7 @@ def manifest(switch: PacketSwitch) -> dict:
             "kinds": {name: k for k, name in KIND_NAMES.items()},
             "unicast_index": UNICAST_INDEX,
             **asdict(fmt),
+            "crc_bits": pp.link.crc.bits,  # resolved: the one the links carry
         },
         "streams": {"cfg": _names("cfg"), "flows": _names("flows")},
         "status": {
@@ -88,12 +114,14 @@ def manifest(switch: PacketSwitch) -> dict:
             "phase_vc": "phase_vc",
             "phase_index": "phase_index",
             "reconfiguring": "reconfiguring",
+            "slot_error": "slot_error",
         },
         "config": {
             "schema": CONFIG_SCHEMA,
             "config_bits": switch.topology.config_bits,
             "word_width": s.word_width,
             "words_per_slot": n_words(s),
+            "check_words_per_slot": stride(s) - n_words(s),
             "slots": s.slots,
             "user_slots": list(pp.user_slots),
             "cfg_payload": layout_fields(cfg_layout(s)),
@@ -109,7 +137,8 @@ def manifest(switch: PacketSwitch) -> dict:
         "stages": switch.topology.stages,
         "latency_cycles": s.latency_cycles,
         "node_cycles": list(node_cycles(switch.topology, s.regs_per_stage, s.adder_stages)),
-        "slot_copy_cycles": n_words(s) + 1,
+        "slot_copy_cycles": stride(s) + 1,
+        "protocol": protocol(fmt, pp.link, n_words(s), s.word_width),
     }
 
 

@@ -6,7 +6,13 @@ from dataclasses import asdict, dataclass, field
 
 from fredfab.hw.params import SwitchParams
 from fredfab.model.errors import InputError
-from fredfab.model.packet.format import HEADER_BITS, UNICAST_INDEX, PacketFormat
+from fredfab.model.packet.format import (
+    HEADER_BITS,
+    UNICAST_INDEX,
+    LinkFormat,
+    PacketFormat,
+    crc_for,
+)
 
 #: Packet mode keeps its flow tables and sequence registers in flip-flops, read by every
 #: port at once; these bounds keep that within a few thousand bits (docs/switch-rtl.md).
@@ -40,6 +46,11 @@ class PacketParams:
         return self.switch.ports
 
     @property
+    def link(self) -> LinkFormat:
+        """The link flits' format: the switch's data width and the format's CRC."""
+        return self.fmt.link(self.switch.data_width)
+
+    @property
     def user_slots(self) -> range:
         """Slots a phase can name; index 0 is all-unicast."""
         return range(UNICAST_INDEX + 1, self.switch.slots)
@@ -47,7 +58,10 @@ class PacketParams:
     @property
     def name(self) -> str:
         f = self.fmt
-        return f"{self.switch.name}_pk{f.packet_flits}_d{f.data_depth}"
+        # The CRC is named only when it is not the one sized to the flit.
+        auto = crc_for(self.switch.data_width).bits
+        crc = f"_crc{f.crc_bits}" if f.crc_bits not in (0, auto) else ""
+        return f"{self.switch.name}_pk{f.packet_flits}_d{f.data_depth}{crc}"
 
     def to_dict(self) -> dict:
         return {"switch": self.switch.to_dict(), "fmt": asdict(self.fmt)}

@@ -3,9 +3,10 @@ packet control unit (docs/switch-rtl.md, "Packet mode").
 
 Ports (Verilog names in the JSON manifest, hw/packet/manifest.py): ``rx[P]`` / ``tx[P]``
 link flits (no ready: credit-based), ``rx_credit[P]`` / ``tx_credit[P]`` credit pulses per VC,
-``cfg`` configuration words, ``flows`` flow-table rows, and ``phase_valid``, ``phase_vc``,
-``phase_index``,
-``reconfiguring`` to watch the running phase.
+``rx_ack[P]`` / ``tx_ack[P]`` link-level retry state (expect, nak) of each receiving end,
+``cfg`` configuration words (and each slot's check words), ``flows`` flow-table rows, and
+``phase_valid``, ``phase_vc``, ``phase_index``, ``reconfiguring`` to watch the running
+phase, ``slot_error`` the slots that failed their check.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fredfab.hw.interconnect import Interconnect
 from fredfab.hw.packet.control import PacketControl
 from fredfab.hw.packet.input_port import InputPort
 from fredfab.hw.packet.layouts import CREDIT_BITS, link_signature, payload_flit_stream
+from fredfab.hw.packet.link_retry import ack_layout
 from fredfab.hw.packet.output_port import OutputPort
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.format import DATA_VCS
@@ -39,12 +41,15 @@ class PacketSwitch(wiring.Component):
                 "rx_credit": Out(CREDIT_BITS).array(P),
                 "tx": Out(link).array(P),
                 "tx_credit": In(CREDIT_BITS).array(P),
+                "rx_ack": Out(ack_layout).array(P),
+                "tx_ack": In(ack_layout).array(P),
                 "cfg": ctl["cfg"],
                 "flows": ctl["flows"],
                 "phase_valid": ctl["phase_valid"],
                 "phase_vc": ctl["phase_vc"],
                 "phase_index": ctl["phase_index"],
                 "reconfiguring": ctl["reconfiguring"],
+                "slot_error": ctl["slot_error"],
             }
         )
 
@@ -64,6 +69,7 @@ class PacketSwitch(wiring.Component):
             self.phase_vc.eq(ctl.phase_vc),
             self.phase_index.eq(ctl.phase_index),
             self.reconfiguring.eq(ctl.reconfiguring),
+            self.slot_error.eq(ctl.slot_error),
             ic.config.eq(ctl.active),
             ctl.ic_busy.eq(ic.busy),
         ]
@@ -87,10 +93,14 @@ class PacketSwitch(wiring.Component):
             m.d.comb += [
                 self.rx_credit[p].eq(inp.credit),
                 out.tx_credit.eq(self.tx_credit[p]),
+                self.rx_ack[p].eq(inp.ack),
+                out.tx_ack.eq(self.tx_ack[p]),
                 out.phase_vc.eq(ctl.phase_vc),
                 out.phase_index.eq(ctl.phase_index),
                 inp.commit.eq(ctl.commit[p]),
                 inp.discard.eq(ctl.discard[p]),
+                ctl.out_credit[p].eq(out.can_take),
+                out.reserve.eq(ctl.reserve[p]),
             ]
             for v in range(len(DATA_VCS)):
                 m.d.comb += ctl.head[p][v].eq(inp.head[v])

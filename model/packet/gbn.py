@@ -12,11 +12,15 @@ Sequence numbers travel mod 2**16 (model/packet/format.py); the endpoints keep a
 packet indices and map a received number to the absolute index nearest their own position
 (serial-number arithmetic), which is exact because the window stays below 2**15.
 
-A gap these endpoints leave open: a receiver sends its final cumulative ACK once. A unicast
-or multicast sender that loses it times out and resends, and the receiver re-ACKs the
-duplicate; but a reduction sender's lone resend cannot form a sum (the other senders are
-done), so it never hears the final ACK and is never ``done``. The receivers are complete
-either way.
+The switch speeds recovery up for configured flows (docs/switch-rtl.md, "Loss recovery"):
+it sends the senders a REWIND when it sees a gap in their sequence numbers (a packet lost
+on the way to it), and passes a receiver's NACK on as a NACK only when the senders must go
+back for it (otherwise as an ACK of the same number), so one loss costs one rewind. A
+sender rewinds on a NACK and on a REWIND alike.
+
+A receiver that is complete repeats its final cumulative ACK every ``timeout`` cycles
+(``GoBackNReceiver.tick``): a reduction sender that lost the final ACK cannot get it back
+any other way (its lone resend cannot form a sum once the other senders are done).
 """
 
 from __future__ import annotations
@@ -44,10 +48,13 @@ def _absolute(seq: int, near: int) -> int:
 @dataclass
 class GoBackNSender:
     """One sender of a flow: ``n_packets`` packets, at most ``window`` past the slowest
-    receiver, rewound by a NACK or after ``timeout`` cycles without acknowledgement progress.
+    receiver, rewound by a NACK or a REWIND or after ``timeout`` cycles without
+    acknowledgement progress.
 
     acked[r] -- receiver r has every packet before this absolute index.
-    next     -- absolute index of the next packet to send."""
+    next     -- absolute index of the next packet to send.
+    limit    -- packets before this index may be sent (the traffic's messages release
+                them: fredfab.sim.verify.packet.traffic); ``n_packets`` unless set."""
 
     n_packets: int
     window: int
@@ -55,6 +62,7 @@ class GoBackNSender:
     receivers: frozenset[int]
     next: int = field(default=0, init=False)
     acked: dict[int, int] = field(init=False)
+    limit: int = field(init=False)
     sent_count: int = field(default=0, init=False)
     rewinds: int = field(default=0, init=False)
     timeouts: int = field(default=0, init=False)
@@ -72,6 +80,7 @@ class GoBackNSender:
         if not self.receivers:
             raise ValueError("a sender needs at least one receiver")
         self.acked = dict.fromkeys(self.receivers, 0)
+        self.limit = self.n_packets
 
     @property
     def base(self) -> int:
@@ -84,7 +93,7 @@ class GoBackNSender:
 
     def next_seq(self) -> int | None:
         """The sequence number to send now, or None (window full, or all sent)."""
-        if self.next >= self.n_packets or self.next >= self.base + self.window:
+        if self.next >= min(self.n_packets, self.limit) or self.next >= self.base + self.window:
             return None
         return self.next % SEQ_MOD
 
@@ -98,6 +107,11 @@ class GoBackNSender:
         self._high = max(self._high, self.next)
         self.sent_count += 1
 
+    def clock(self, now: int) -> None:
+        """The cycle the next events happen in (ACKs, NACKs and REWINDs restart the timeout
+        from it); ``tick`` sets it too."""
+        self._now = now
+
     def on_ack(self, src: int, seq: int) -> None:
         """Receiver ``src`` has every packet before ``seq``."""
         self._advance(src, seq)
@@ -106,6 +120,16 @@ class GoBackNSender:
         """Receiver ``src`` has every packet before ``seq`` and wants ``seq`` again."""
         k = self._advance(src, seq)
         if k is not None and k < self.next:
+            self.next = k
+            self.rewinds += 1
+            self._since = self._now
+
+    def on_rewind(self, seq: int) -> None:
+        """The switch saw packet ``seq`` missing from one of the flow's senders: go back to
+        it, unless already behind it (it is never before ``base``: the switch's expected
+        number does not fall below what every receiver has acknowledged)."""
+        k = _absolute(seq, self.base)
+        if self.base <= k < self.next:
             self.next = k
             self.rewinds += 1
             self._since = self._now

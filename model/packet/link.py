@@ -9,9 +9,10 @@ channel; flits of different VCs may interleave on one link.
 Repair keeps one packet in = one packet out whatever the link lost, so that every buffer slot
 the sender paid for comes back as exactly one credit:
 
-* a head flit with a good CRC opens a data packet; its ``pkt`` counter shows how many packets
+* a flit is *good* when its CRC passes and its sender did not mark it ``bad``;
+* a good head flit opens a data packet; its ``pkt`` counter shows how many packets
   of its VC were lost whole before it, whose credits are returned at once;
-* a data packet takes body flits while it lacks flits; a body flit with a bad CRC is kept,
+* a data packet takes body flits while it lacks flits; a body flit that is not good is kept,
   marked bad;
 * an early ``last``, or a head flit arriving while the packet lacks flits, ends the packet,
   the missing flits padded as ``(0, bad)``;
@@ -24,7 +25,7 @@ the sender paid for comes back as exactly one credit:
   plus one) *is* that packet, arriving without its head: it is counted (so the next head's
   ``pkt`` does not count it again), its flits are dropped, and its credit is returned when
   its run of flits ends by the rules above; a body flit with any other ``pkt`` is dropped;
-* a head flit with a bad CRC has no usable header: its packet (its body flits, framed by the
+* a head flit that is not good has no usable header: its packet (its body flits, framed by the
   same rules) is dropped when it ends; its ``pkt`` is still trusted, since ``pkt`` is a link
   control symbol that the link protects separately (model/packet/format.py);
 * tail timeout: once ``tail_timeout(fmt)`` cycles have passed without a flit on a data VC,
@@ -32,8 +33,13 @@ the sender paid for comes back as exactly one credit:
   that packet arriving later (the flit after the silence carries the same ``pkt`` as the
   one before it, and so do those following it) are dropped before the rules above see
   them: they neither fill nor end anything, nor count as a new packet;
-* every flit of the control VC is one control packet: delivered when its CRC is good,
-  dropped when bad; one credit each.
+* every flit of the control VC is one control packet: delivered when it is good,
+  dropped when bad; one credit each;
+* a sync flit (``sync``, any VC) is the sender saying "my next packet on this VC has
+  ``pkt``": every flit it sent before has arrived or is lost, so the packet open on the VC
+  ends (as at a tail timeout) and the packets between the last one counted and ``pkt`` were
+  lost whole: their credits are returned and ``pkt - 1`` becomes the last one counted. A
+  sync costs no credit and is not a packet.
 
 A packet is emitted when its end is known (``last``, its flit count, the next flit of another
 packet of its VC, or the tail timeout). The timeout needs a clock: ``tick(now)`` sets it
@@ -42,32 +48,32 @@ receiver that is never ticked never times out, and a packet whose tail was lost 
 open until the next flit of its VC. The RTL emits a packet when the control unit commits it;
 content (header, flits, bad flags) and credit counts are the same, only timing differs.
 
-A limit of these rules: the credits of packets lost whole come back only with a later flit
-of their VC that counts them (a head, or the first body flit of the packet just after the
-last counted one). If the first packet not yet counted is lost whole and every later one
-the sender's credits allow loses its head, nothing counts them and the VC stalls:
-probability about drop_rate ** (packet_flits + data_depth). With ``data_depth = 1`` that is
-a packet lost whole.
+Credits of packets lost whole come back with a later flit of their VC that counts them (a
+head, the first body flit of the packet just after the last counted one, or a sync). A
+sender with no credit left on a VC and nothing sent on it for ``sync_interval`` cycles sends
+a sync (``LinkSender.sync_due``), and repeats it every ``sync_interval`` cycles while it
+stays so: whatever pattern of heads and tails the link lost, and however long it was
+silent, the credits come back within ``sync_interval`` cycles of the link carrying a flit
+again. Without syncs, a VC whose first uncounted packet is lost whole and whose every later
+packet of the credit window loses its head would stall for good.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fredfab.model.errors import InputError
 from fredfab.model.packet.format import (
     DATA_VCS,
-    HEADER_BITS,
     KIND_DATA,
     N_VCS,
-    PKT_BITS,
+    PKT_MOD,
     VC_CTRL,
     Header,
     LinkFlit,
     PacketFormat,
-    crc8,
 )
-
-PKT_MOD = 1 << PKT_BITS
+from fredfab.model.packet.link_retry import replay_gap
 
 #: The tail timeout, in packets' worth of link cycles (``packet_flits + 1`` each). A sender
 #: may put flits of the other three VCs between two flits of a packet; one that finishes a
@@ -79,8 +85,22 @@ TAIL_TIMEOUT_PACKETS = 4
 
 
 def tail_timeout(fmt: PacketFormat) -> int:
-    """Cycles without a flit on a data VC after which the packet open on it ends."""
-    return TAIL_TIMEOUT_PACKETS * fmt.data_packet_flits
+    """Cycles without a flit on a data VC after which the packet open on it ends: the gap a
+    sender may leave (``TAIL_TIMEOUT_PACKETS`` packets' worth), and with link-level retry
+    the gap a replay can add (model/packet/link_retry.py ``replay_gap``)."""
+    return TAIL_TIMEOUT_PACKETS * fmt.data_packet_flits + replay_gap(fmt)
+
+
+#: The sync interval, in packets' worth of link cycles: long against a credit round trip
+#: (so a VC merely waiting for credits rarely sends one: at most one flit in this many
+#: packets' worth of its link), short against the Go-Back-N timeouts (so the credits of a
+#: lost window are back before a sender gives up on its packets).
+SYNC_INTERVAL_PACKETS = 16
+
+
+def sync_interval(fmt: PacketFormat) -> int:
+    """Cycles a sender waits, out of credits on a VC and silent on it, before a sync."""
+    return SYNC_INTERVAL_PACKETS * fmt.data_packet_flits
 
 
 #: Reasons of ``Dropped`` events.
@@ -135,18 +155,26 @@ def _check_vc(vc: int) -> None:
 
 @dataclass
 class LinkSender:
-    """Frames packets into link flits and keeps the credits of the far end's buffers."""
+    """Frames packets into link flits and keeps the credits of the far end's buffers.
+
+    ``sent(flit, now)`` tells it when each flit went on the link: it keeps, per VC, whether
+    a packet is half sent and the cycle of the VC's last flit, which ``sync_due`` needs."""
 
     fmt: PacketFormat
     data_bits: int
     credits: list[int] = field(init=False)
     pkt: list[int] = field(init=False)
+    #: per VC: the cycle its last flit (or sync) went out (None: none yet), and whether a
+    #: packet's head is out and its last flit not
+    last_sent: list[int | None] = field(init=False)
+    inside: list[bool] = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.data_bits < HEADER_BITS:
-            raise ValueError(f"flits need at least {HEADER_BITS} data bits, got {self.data_bits}")
+        self.link = self.fmt.link(self.data_bits)
         self.credits = [self._depth(vc) for vc in range(N_VCS)]
         self.pkt = [0] * N_VCS
+        self.last_sent = [None] * N_VCS
+        self.inside = [False] * N_VCS
 
     def _depth(self, vc: int) -> int:
         return self.fmt.ctrl_depth if vc == VC_CTRL else self.fmt.data_depth
@@ -160,7 +188,8 @@ class LinkSender:
 
         A data packet (kind DATA) goes on ``header.vc``: a head flit with the header in
         bits [0, 48), then exactly ``packet_flits`` payload flits, ``last`` on the final one.
-        An ACK/NACK is one flit, head and last, on the control VC, with an empty payload."""
+        An ACK/NACK/REWIND is one flit, head and last, on the control VC, with an empty
+        payload."""
         if header.kind == KIND_DATA:
             if header.vc not in DATA_VCS:
                 raise ValueError(f"a data packet needs a data VC {DATA_VCS}, got {header.vc}")
@@ -184,16 +213,29 @@ class LinkSender:
         self.pkt[vc] = (pkt + 1) % PKT_MOD
         words = [header.to_bits(), *payload]
         return [
-            LinkFlit(
-                data=w,
-                head=i == 0,
-                last=i == len(words) - 1,
-                vc=vc,
-                pkt=pkt,
-                crc=crc8(w, self.data_bits),
-            )
+            self.link.flit(w, head=i == 0, last=i == len(words) - 1, vc=vc, pkt=pkt)
             for i, w in enumerate(words)
         ]
+
+    def sent(self, flit: LinkFlit, now: int) -> None:
+        """``flit`` (of this sender) went on the link in cycle ``now``."""
+        self.last_sent[flit.vc] = now
+        if flit.head:
+            self.inside[flit.vc] = not flit.last
+        elif flit.last:
+            self.inside[flit.vc] = False
+
+    def sync_due(self, vc: int, now: int) -> bool:
+        """A sync should go out on ``vc`` in cycle ``now``: no credit left, no packet half
+        sent, and nothing sent on the VC for ``sync_interval`` cycles."""
+        last = self.last_sent[vc]
+        quiet = last is None or now - last >= sync_interval(self.fmt)
+        return self.credits[vc] == 0 and not self.inside[vc] and quiet
+
+    def sync_flit(self, vc: int) -> LinkFlit:
+        """The credit-sync symbol of ``vc``: its next ``pkt``; spends no credit."""
+        _check_vc(vc)
+        return self.link.flit(0, vc=vc, pkt=self.pkt[vc], sync=True)
 
     def credit(self, vc: int, n: int = 1) -> None:
         """``n`` packet slots of ``vc`` freed at the far end."""
@@ -217,9 +259,15 @@ class _Open:
 
 @dataclass
 class LinkReceiver:
-    """The reader rules of a link's receiving end (module docstring)."""
+    """The reader rules of a link's receiving end (module docstring) for flits of
+    ``data_bits`` data bits. ``timeout`` is its tail timeout: ``tail_timeout(fmt)`` (the
+    switch's input ports) unless given; an NPU reading a switch's link waits longer
+    (model/packet/recovery.py ``npu_tail_timeout``: a switch forwards a packet with gaps of
+    up to its own input's timeout)."""
 
     fmt: PacketFormat
+    data_bits: int
+    timeout: int | None = None
     last_pkt: list[int] = field(init=False)
     open: list[_Open | None] = field(init=False)
     #: the cycle flits arrive in; None until the first ``tick``: no tail timeout
@@ -231,6 +279,11 @@ class LinkReceiver:
     dropping_late: list[bool] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.link = self.fmt.link(self.data_bits)
+        if self.timeout is None:
+            self.timeout = tail_timeout(self.fmt)
+        elif self.timeout < 1:
+            raise InputError(f"the tail timeout must be >= 1 cycle, got {self.timeout}")
         # The sender's first packet carries pkt 0, so "the one before" is -1 mod 16.
         self.last_pkt = [PKT_MOD - 1] * N_VCS
         self.open = [None] * N_VCS
@@ -256,16 +309,18 @@ class LinkReceiver:
         if self.now is None:
             return False
         last = self.arrived[vc]
-        return last is None or self.now - last > tail_timeout(self.fmt)
+        return last is None or self.now - last > self.timeout
 
     def push(self, flit: LinkFlit) -> list[LinkEvent]:
         """Read one flit; the events it causes, in link order."""
         _check_vc(flit.vc)
         vc = flit.vc
         events: list[LinkEvent] = []
+        if flit.sync:
+            return self._sync(flit)
         if vc == VC_CTRL:
             events += self._lost_before(flit)
-            if flit.crc_ok:
+            if self.link.good(flit):
                 events.append(Control(flit.header))
             else:
                 events.append(Dropped(vc, DROP_BAD_CONTROL))
@@ -288,7 +343,7 @@ class LinkReceiver:
             if self.open[vc] is not None:
                 events += self._close(vc)
             events += self._lost_before(flit)
-            self.open[vc] = _Open(flit.header if flit.crc_ok else None)
+            self.open[vc] = _Open(flit.header if self.link.good(flit) else None)
             if flit.last:  # a head that is also last: a packet with no payload, padded
                 events += self._close(vc)
             return events
@@ -303,11 +358,24 @@ class LinkReceiver:
             self.last_pkt[vc] = flit.pkt
             pending = self.open[vc] = _Open(None, headless=True)
         full = len(pending.flits) + 1 == self.fmt.packet_flits
-        pending.flits.append((flit.data, not flit.crc_ok or (full and not flit.last)))
+        pending.flits.append((flit.data, not self.link.good(flit) or (full and not flit.last)))
         if pending.headless:
             events.append(Dropped(vc, DROP_ORPHAN))
         if flit.last or full:
             events += self._close(vc)
+        return events
+
+    def _sync(self, flit: LinkFlit) -> list[LinkEvent]:
+        """A sync: the packet open on its VC ends; those between the last one counted and
+        the sync's ``pkt`` were lost whole (module docstring)."""
+        vc = flit.vc
+        events = self._close(vc) if vc != VC_CTRL and self.open[vc] is not None else []
+        events += self._lost_before(flit)
+        before = (flit.pkt - 1) % PKT_MOD
+        self.last_pkt[vc] = before
+        if vc != VC_CTRL:
+            self.arrived[vc], self.arrived_pkt[vc] = self.now, before
+            self.dropping_late[vc] = False
         return events
 
     def _lost_before(self, flit: LinkFlit) -> list[LinkEvent]:

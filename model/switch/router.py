@@ -94,7 +94,7 @@ def routable(
     flows = validate_flows(flows, ports)
     if arch == "xbar":
         return True  # non-blocking: see model/switch/xbar_router.py
-    return _try_route(build_topology(ports, m, arch), flows, backtrack) is not None
+    return _try_route(build_topology(ports, m, arch), flows, backtrack, codes=False) is not None
 
 
 # -- search -------------------------------------------------------------------------------
@@ -117,16 +117,20 @@ class _Fail(Exception):
 
 
 def _try_route(
-    topo: Topology, flows: Sequence[Flow], backtrack: bool
+    topo: Topology, flows: Sequence[Flow], backtrack: bool, codes: bool = True
 ) -> tuple[tuple[int, ...], ...] | None:
-    codes = [[NONE] * n.n_out for n in topo.nodes]
+    """The uSwitch codes that route ``flows``, or None when they do not route; with
+    ``codes`` False only whether they route (``()`` when they do), without building the
+    table of every uSwitch of a wide switch."""
     local = [_Local(i, f.ips, f.ops) for i, f in enumerate(flows)]
+    table = [[NONE] * n.n_out for n in topo.nodes] if codes else None
     try:
         for node, q, code in _Search(topo, backtrack).route(topo.root, local):
-            codes[node][q] = code
+            if table is not None:
+                table[node][q] = code
     except _Fail:
         return None
-    return tuple(tuple(c) for c in codes)
+    return () if table is None else tuple(tuple(c) for c in table)
 
 
 def _minimal_conflict(topo: Topology, flows: Sequence[Flow], backtrack: bool) -> list[Flow]:

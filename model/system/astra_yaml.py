@@ -28,6 +28,7 @@ everywhere in fred-fabric/1)::
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,10 @@ YAML_SUFFIXES = (".yml", ".yaml")
 #: Bytes/s of ASTRA-sim's "GB/s" (see the module docstring).
 ASTRA_GBPS = GIB
 _YAML_KEYS = ("topology", "npus_count", "bandwidth", "latency")
-#: Keys of the [dims] table of a fred-fabric/1 file.
+#: Keys of the [dims] table of a fred-fabric/1 file (the four lists of ASTRA-sim's file).
 DIMS_KEYS = ("topology", "npus_count", "bandwidth_GBps", "latency_ns")
+#: ... and the optional one: per dimension, the share of its links' bandwidth they sustain.
+DIMS_TABLE_KEYS = (*DIMS_KEYS, "achievable_fraction")
 
 
 class AstraLoader(yaml.SafeLoader):
@@ -88,8 +91,19 @@ def fabric_from_astra(data: Any, source: str = "<yaml>", name: str = "astra") ->
 
 
 def fabric_from_dims_table(t: Table, name: str, description: str = "") -> Fabric:
-    """The fabric of a ``[dims]`` table of a fred-fabric/1 file (GB = 10^9 bytes)."""
-    return _build(_dims(t, DIMS_KEYS, GB), t.where, name, description)
+    """The fabric of a ``[dims]`` table of a fred-fabric/1 file (GB = 10^9 bytes). Its
+    optional ``achievable_fraction`` (one per dimension, in (0, 1]) scales each dimension's
+    bandwidth: the links run at the rate they sustain, the file keeps the datasheet's."""
+    dims = _dims(t, DIMS_KEYS, GB)
+    fracs = t.numbers("achievable_fraction", None, lo=0, hi=1, lo_open=True, max_len=MAX_DIMS)
+    if fracs is not None:
+        if len(fracs) != len(dims):
+            raise FabricError(
+                f"{t.where}: 'achievable_fraction' has {len(fracs)} entries, "
+                f"'topology' {len(dims)} dimensions"
+            )
+        dims = [replace(d, bandwidth=d.bandwidth * f) for d, f in zip(dims, fracs, strict=True)]
+    return _build(dims, t.where, name, description)
 
 
 def _build(dims: list[Dim], where: str, name: str, description: str) -> Fabric:

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from fredfab.model.system.collective_library import IDEAL, CollectiveLibrary
 from fredfab.model.system.dims import Dims
 from fredfab.model.system.elements import (
     NODE_KINDS,
@@ -75,6 +76,14 @@ class Fabric:
             switch_m, f"fabric {name!r}: switch_m", lo=2, hi=MAX_SWITCH_M, error=FabricError
         )
         self.timing = timing or SwitchTiming()
+        #: What the collective library adds to the network's time (fixed cost, protocols);
+        #: a file's [collectives] table sets it (fredfab.model.system.loader).
+        self.library: CollectiveLibrary = IDEAL
+        #: Whether the links carry FRED's packet mode (a header flit per packet,
+        #: docs/switch-rtl.md): the wafer's fabrics, the FRED trees and the mesh whose routers
+        #: forward the same packets; not ASTRA-sim's networks (GPU clusters). A file's
+        #: top-level ``packet_headers`` sets it.
+        self.packet_headers: bool = routing != DIMS
         self.nodes = tuple(nodes)
         self.links = tuple(links)
         self._validate_basic()

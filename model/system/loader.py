@@ -46,6 +46,23 @@ direction), latencies in ns. A file describes the fabric in exactly one of four 
     bandwidth_GBps = 3000
     latency_ns = 10
 
+    [collectives]                  # optional, any form: what the collective library adds
+    library = "nccl-2.17"          # a name for the output
+    fixed_cost_us = 8.6            # per collective (launch and synchronisation)
+    source = "..."                 # where the numbers come from
+    [[collectives.protocols]]      # one or more; the fastest runs each collective
+    name = "Simple"
+    base_latency_us = 8.4
+    step_latency_us = 3.4          # per dependent step of the algorithm
+    bandwidth_fraction = 1.0       # share of the links' rate the protocol leaves
+    # (fredfab.model.system.collective_library; without the table: no cost added)
+
+    packet_headers = true          # optional, any form: the links carry FRED's packet mode
+                                   # (a header flit per packet). Default: true for [mesh],
+                                   # [tree] and explicit graphs (the wafer), false for [dims]
+    # [dims] may add achievable_fraction = [0.78, 0.94]: per dimension, the share of the
+    # link bandwidth its links sustain (a measured, calibrated number); default 1
+
     [switch]                       # optional, any form with switches
     timing_card = "default"        # the built-in card, or a JSON path relative to this file
                                    # (a card co-simulation measured); nothing else is searched
@@ -69,11 +86,12 @@ from pathlib import Path
 from typing import Any
 
 from fredfab.model.system.astra_yaml import (
-    DIMS_KEYS,
+    DIMS_TABLE_KEYS,
     YAML_SUFFIXES,
     fabric_from_dims_table,
     load_astra_yaml,
 )
+from fredfab.model.system.collective_library import MAX_PROTOCOLS, CollectiveLibrary, Protocol
 from fredfab.model.system.elements import (
     MAX_IO_CONTROLLERS,
     MAX_NPUS,
@@ -89,7 +107,7 @@ from fredfab.model.system.elements import (
 from fredfab.model.system.fabric import MAX_SWITCH_M, ROUTINGS, Fabric
 from fredfab.model.system.generators import LINK_LATENCY, MESH_NUMBERINGS, fred_tree, mesh
 from fredfab.model.system.switch_timing import MAX_FLIT_BYTES, SwitchTiming
-from fredfab.model.system.units import GB, GHZ, NS
+from fredfab.model.system.units import GB, GHZ, NS, US
 from fredfab.model.timing_card import CONDITIONS, TimingCardError, load_timing_card
 from fredfab.model.toml_fields import Table
 
@@ -111,6 +129,8 @@ _TOP = {
     "nodes",
     "links",
     "switch",
+    "collectives",
+    "packet_headers",
 }
 _MESH = {
     "width",
@@ -133,6 +153,8 @@ _TREE = {
     "switch_m",
 }
 _SWITCH = {"timing_card", "clock_GHz", "flit_bytes", "throughput_condition"}
+_COLLECTIVES = {"library", "fixed_cost_us", "source", "protocols"}
+_PROTOCOL = {"name", "base_latency_us", "step_latency_us", "bandwidth_fraction"}
 _NODE = {"name", "kind", "level", "x", "y"}
 _LINK = {"a", "b", "bandwidth_GBps", "latency_ns", "bidirectional"}
 
@@ -186,21 +208,50 @@ def fabric_from_dict(
             f" (found {forms or 'none'})"
         )
     try:
-        if forms == ["mesh"]:
-            if "switch" in data:
-                raise FabricError(f"{where}: a mesh has no switches; drop [switch]")
-            return _mesh(top.table("mesh", _MESH), name, desc)
-        if forms == ["dims"]:
-            if "switch" in data:
-                raise FabricError(f"{where}: ASTRA-sim switches are ideal; drop [switch]")
-            return fabric_from_dims_table(top.table("dims", DIMS_KEYS), name, desc)
-        timing = _timing(top.table("switch", _SWITCH), base, timing_card)
-        if forms == ["tree"]:
-            return _tree(top.table("tree", _TREE), name, desc, timing)
-        return _explicit(top, name, desc, timing)
+        fab = _form(top, forms[0], name, desc, base, timing_card)
+        if "collectives" in data:
+            fab.library = _library(top.table("collectives", _COLLECTIVES))
+        fab.packet_headers = top.boolean("packet_headers", fab.packet_headers)
+        return fab
     except FabricError as exc:
         msg = str(exc)
         raise FabricError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+
+
+def _form(
+    top: Table, form: str, name: str, desc: str, base: Path | None, timing_card: str | Path | None
+) -> Fabric:
+    where = top.where
+    if form == "mesh":
+        if "switch" in top:
+            raise FabricError(f"{where}: a mesh has no switches; drop [switch]")
+        return _mesh(top.table("mesh", _MESH), name, desc)
+    if form == "dims":
+        if "switch" in top:
+            raise FabricError(f"{where}: ASTRA-sim switches are ideal; drop [switch]")
+        return fabric_from_dims_table(top.table("dims", DIMS_TABLE_KEYS), name, desc)
+    timing = _timing(top.table("switch", _SWITCH), base, timing_card)
+    if form == "tree":
+        return _tree(top.table("tree", _TREE), name, desc, timing)
+    return _explicit(top, name, desc, timing)
+
+
+def _library(t: Table) -> CollectiveLibrary:
+    protocols = [
+        Protocol(
+            p.string("name", nonempty=True),
+            p.number("base_latency_us", lo=0) * US,
+            p.number("step_latency_us", lo=0) * US,
+            p.number("bandwidth_fraction", lo=0, hi=1, lo_open=True),
+        )
+        for p in t.tables("protocols", _PROTOCOL, max_len=MAX_PROTOCOLS)
+    ]
+    return CollectiveLibrary(
+        t.string("library", nonempty=True),
+        t.number("fixed_cost_us", lo=0) * US,
+        tuple(protocols),
+        t.string("source", ""),
+    )
 
 
 def _given(**kw: Any) -> dict[str, Any]:

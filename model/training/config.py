@@ -6,9 +6,12 @@ its source written next to it.
 
 from __future__ import annotations
 
+import functools
 import re
+import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from fredfab.model.errors import InputError
@@ -17,35 +20,63 @@ from fredfab.model.system.units import GB, MIB
 from fredfab.model.toml_fields import Table, check_choice, check_int, check_number
 
 EXECUTIONS = ("weight-stationary", "weight-streaming")
-RECOMPUTE = ("auto", "none", "full")
+RECOMPUTE = ("auto", "none", "selective", "full")
 PIPELINES = ("1f1b", "gpipe")
 ZERO_STAGES = (0, 1, 2)
 DIMS = ("mp", "pp", "dp")
+#: Model chunks per pipeline stage (interleaved 1F1B): Megatron-LM runs a few.
+MAX_VIRTUAL_STAGES = 64
+
+
+#: The NPU whose calibrated kernel efficiency the wafer's NPU carries over (its file's
+#: ``kernel_efficiency``; docs/training-model.md, "What the calibration means for FRED").
+CALIBRATED_NPU = Path(__file__).with_name("data") / "npus" / "a100.toml"
+
+
+def carried_kernel_efficiency() -> float:
+    """The kernel efficiency calibrated on measured A100 training runs (CALIBRATED_NPU;
+    fitted by fredfab.model.validation.calibration, checked by the tests)."""
+    return _efficiency_of(CALIBRATED_NPU)
+
+
+@functools.lru_cache(maxsize=8)
+def _efficiency_of(path: Path) -> float:
+    return float(tomllib.loads(path.read_text())["kernel_efficiency"])
 
 
 @dataclass(frozen=True)
 class NPU:
-    """One NPU of the wafer: a roofline (compute rate x efficiency, HBM bandwidth) and HBM.
+    """One NPU: a roofline (GEMMs at the kernel efficiency of peak, memory-bound kernels at
+    HBM bandwidth) and HBM capacity. The defaults are the paper's wafer NPU (the shipped
+    ``wafer`` NPU file, model/training/data/npus/wafer.toml, states the same with sources).
 
-    Per-layer time = max(FLOPs / (peak_flops * efficiency), HBM bytes / hbm_bandwidth).
+    Per layer (fredfab.model.training.iteration.layer_costs): max(GEMM FLOPs / (peak_flops x
+    efficiency), weight bytes / hbm_bandwidth) + elementwise HBM bytes / hbm_bandwidth.
+    ``efficiency`` is a *kernel* efficiency, the share of peak a training GEMM sustains, not
+    an end-to-end utilisation (MFU): pipeline bubbles, communication, memory-bound kernels
+    and the optimizer are modelled on their own.
     """
 
     #: Dense FP16/BF16 tensor rate of an H100 SXM (NVIDIA H100 datasheet: 989.4 TFLOP/s
     #: without sparsity). The paper's NPU is "H100-like" and gives no rate (paper §6.1).
     peak_flops: float = 989e12
-    #: Fraction of peak a training kernel mix sustains. Assumption: Megatron-LM reaches
-    #: 52% of A100 peak on its 1T GPT (Narayanan et al., SC'21, Table 1: 163 of 312 TFLOP/s);
-    #: 0.5 is applied to every layer on every fabric (the paper assumes the same compute
-    #: efficiency everywhere, paper §7.3).
-    efficiency: float = 0.5
+    #: Kernel efficiency: calibrated on measured A100 runs (CALIBRATED_NPU) and carried over;
+    #: the paper assumes the same compute efficiency on every fabric (paper §7.3).
+    efficiency: float = field(default_factory=carried_kernel_efficiency)
     #: HBM bandwidth: the paper's NPU has 6 TB/s to its 5 HBM3 stacks (3 read + 3 write,
     #: paper §6.1); taken as one 6 TB/s budget. (An H100 SXM has 3.35 TB/s.)
     hbm_bandwidth: float = 6000 * GB
     #: HBM capacity: H100 SXM, 80 GB (not stated by the paper, §6.1; H100 figures taken).
     hbm_bytes: float = 80 * GB
+    #: The NPU's name (its file's, or "wafer" for these defaults).
+    name: str = "wafer"
 
     def __post_init__(self) -> None:
         for f in fields(self):
+            if f.name == "name":
+                if not isinstance(self.name, str) or not self.name:
+                    raise ValueError(f"NPU name must be a non-empty string, got {self.name!r}")
+                continue
             hi = 1 if f.name == "efficiency" else None
             check_number(getattr(self, f.name), f"NPU {f.name}", lo=0, hi=hi, lo_open=True)
 
@@ -70,10 +101,13 @@ class TrainingConfig:
     #: Placement: dimension order from innermost to outermost; the paper's "MP consecutive,
     #: then PP, then DP" is mp-pp-dp (paper §5.3).
     placement: str = "mp-pp-dp"
-    #: Activation memory policy: "none" keeps every activation for backward; "full"
-    #: recomputes each layer's forward in backward from its input (checkpoint per layer);
-    #: "auto" uses the first that fits, then (weight-streaming only) gradient accumulation
-    #: passes, each of which re-streams the weights.
+    #: Activation memory policy: "none" keeps every activation for backward; "selective"
+    #: keeps all but the attention scores and recomputes the attention core in backward
+    #: (Korthikanti et al., 2022, sec. 5; Megatron-LM's --recompute-activations); "full"
+    #: recomputes each layer's forward in backward from its input (checkpoint per layer,
+    #: Megatron-LM's --checkpoint-activations); "auto" uses the first that fits (none,
+    #: selective, full), then (weight-streaming only) gradient accumulation passes, each of
+    #: which re-streams the weights.
     recompute: str = "auto"
     #: Gradient accumulation passes (weight-streaming); 0 = choose (auto) or 1.
     accumulation: int = 0
@@ -93,6 +127,26 @@ class TrainingConfig:
     #: Weight-streaming: layer groups whose weights (and gradients) fit on the NPU at once;
     #: 2 = double buffering (compute one group while the next streams in).
     stream_buffers: int = 2
+    #: Model chunks per pipeline stage: 1 = one contiguous block of layers per stage; v > 1
+    #: = Megatron-LM's interleaved 1F1B schedule (Narayanan et al., SC'21, sec. 2.2.2), the
+    #: layers cut into PP x v chunks, chunk k on stage k mod PP, the bubble v times smaller.
+    #: Weight-stationary, with microbatches a multiple of PP (as Megatron-LM requires).
+    virtual_stages: int = 1
+    #: Sequence parallelism (Korthikanti et al., 2022, sec. 4.2.2): the MP ranks split the
+    #: layers MP replicates (LayerNorms, dropouts) along the sequence, so their activations
+    #: and traffic are split too; each MP All-Reduce becomes a Reduce-Scatter and an
+    #: All-Gather of the same size.
+    sequence_parallel: bool = False
+    #: Pipeline sends of a split activation (Narayanan et al., SC'21, sec. 4.1, the scatter /
+    #: gather optimisation, Megatron-LM's default): each MP rank sends 1/MP of the stage's
+    #: output to its counterpart, and the receiving MP group All-Gathers it. False: every
+    #: rank sends the whole activation. With sequence parallelism the activation is split
+    #: already and no All-Gather is needed.
+    pp_scatter_gather: bool = True
+    #: DP gradient reduction overlapping the backward in buckets (PyTorch DDP, Megatron-LM's
+    #: --DDP-impl torch); False: one reduction of all gradients after the backward
+    #: (Megatron-LM's --DDP-impl local, used with pipelining).
+    dp_overlap: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.strategy, Strategy):
@@ -106,6 +160,21 @@ class TrainingConfig:
                 f"{self.microbatches} microbatches do not divide {self.samples_per_replica} "
                 "samples per replica"
             )
+        if self.virtual_stages > 1:
+            if self.execution != "weight-stationary":
+                raise ValueError("virtual_stages > 1 (interleaved 1F1B) is weight-stationary only")
+            if self.pipeline != "1f1b":
+                raise ValueError("virtual_stages > 1 runs the interleaved 1F1B schedule only")
+            if self.strategy.pp < 2:
+                raise ValueError(
+                    f"virtual_stages > 1 (interleaved 1F1B) needs pipeline stages (PP >= 2); "
+                    f"{self.strategy} has PP {self.strategy.pp}"
+                )
+            if self.microbatches % self.strategy.pp:
+                raise ValueError(
+                    f"the interleaved schedule needs microbatches ({self.microbatches}) to be "
+                    f"a multiple of PP ({self.strategy.pp}), as Megatron-LM does"
+                )
 
     @property
     def microbatch_size(self) -> int:
@@ -162,7 +231,17 @@ _FIELD_CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "optimizer_bytes_per_param": lambda v, what: check_number(v, what, lo=0),
     "optimizer_hbm_bytes_per_param": lambda v, what: check_number(v, what, lo=0),
     "stream_buffers": _count(1),
+    "virtual_stages": lambda v, what: check_int(v, what, lo=1, hi=MAX_VIRTUAL_STAGES),
+    "sequence_parallel": lambda v, what: _boolean(v, what),
+    "pp_scatter_gather": lambda v, what: _boolean(v, what),
+    "dp_overlap": lambda v, what: _boolean(v, what),
 }
+
+
+def _boolean(v: Any, what: str) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError(f"{what} must be true or false, got {v!r}")
+    return v
 
 
 _TRAINING_KEYS = {
@@ -178,6 +257,10 @@ _TRAINING_KEYS = {
     "dp_bucket_bytes",
     "chunks",
     "stream_buffers",
+    "virtual_stages",
+    "sequence_parallel",
+    "pp_scatter_gather",
+    "dp_overlap",
 }
 
 

@@ -49,6 +49,9 @@ from fredfab.model.training.parallel import Layout, mp_split
 from fredfab.model.training.timeline import Timeline
 from fredfab.model.training.workload import FP16, Workload
 
+#: Layer kinds full recomputation does not repeat (workload.transformer_layers' ends).
+NOT_RECOMPUTED = ("embedding", "head")
+
 
 class CommCost(Protocol):
     def time(self, op: str, groups: Sequence[tuple[int, ...]], sizes: Sequence[float]) -> float: ...
@@ -76,17 +79,24 @@ def layer_costs(
     b: int,
     recompute: str,
 ) -> LayerCosts:
+    """Per layer and microbatch of ``b`` samples, on the slowest MP rank: forward =
+    max(GEMM FLOPs / (peak x kernel efficiency), FP16 weights / HBM) + memory-bound kernels'
+    bytes / HBM; backward: its FLOPs, the weights twice and the kernels' traffic twice (read
+    the stash and the output gradient, write the input gradient; an assumption); the MP
+    collectives of each pass. Full recomputation repeats the forward (and its collectives) in
+    backward; selective recomputation its attention core (Layer.selective_*)."""
     a = wl.arrays()
     st = cfg.strategy
     # The slowest MP rank's share of each split layer (1/MP unless the heads split unevenly).
     div = np.where(a["split"], mp_split(wl, st.mp).divisor, 1).astype(float)
+    # What MP replicates on its ranks, sequence parallelism splits along the sequence.
+    div_rep = div if cfg.sequence_parallel else np.ones_like(div)
     wbytes = FP16 * a["params"] / div
     rate = npu.peak_flops * npu.efficiency
-    hbm_f = a["hbm_bytes"] * b / div + wbytes
-    fwd = np.maximum(a["fwd_flops"] * b / div / rate, hbm_f / npu.hbm_bandwidth)
-    # Backward: its own FLOPs; HBM traffic twice the forward's (read the stash, write the
-    # gradients of inputs and weights). Assumption; only memory-bound layers notice.
-    bwd = np.maximum(a["bwd_flops"] * b / div / rate, 2 * hbm_f / npu.hbm_bandwidth)
+    hbm = npu.hbm_bandwidth
+    kernels = (a["hbm_bytes"] * b / div + a["hbm_replicated_bytes"] * b / div_rep) / hbm
+    fwd = np.maximum(a["fwd_flops"] * b / div / rate, wbytes / hbm) + kernels
+    bwd = np.maximum(a["bwd_flops"] * b / div / rate, 2 * wbytes / hbm) + 2 * kernels
     n = wl.num_layers
     fmp = np.zeros(n)
     bmp = np.zeros(n)
@@ -96,15 +106,50 @@ def layer_costs(
                 continue
             groups = layout.mp_groups(int(stage_of[i]))
             for c in lyr.mp_comm:
-                t = comm.time(c.op, groups, [c.bytes * b] * len(groups))
+                t = _mp_time(comm, cfg, c.op, groups, c.bytes * b)
                 if c.pass_ == "fwd":
                     fmp[i] += t
                 else:
                     bmp[i] += t
     if recompute == "full":
-        bwd = bwd + fwd
-        bmp = bmp + fmp
+        # The checkpointed unit is the layer between its input and output (a transformer
+        # block, a convolution); the embedding and the LM head are not recomputed (as in
+        # Megatron-LM, whose --checkpoint-activations covers the transformer layers).
+        again = np.array([lyr.kind not in NOT_RECOMPUTED for lyr in wl.layers])
+        bwd = bwd + np.where(again, fwd, 0.0)
+        bmp = bmp + np.where(again, fmp, 0.0)
+    elif recompute == "selective":
+        bwd = bwd + a["selective_flops"] * b / div / rate + a["selective_hbm_bytes"] * b / div / hbm
     return LayerCosts(fwd, bwd, fmp, bmp, wbytes, stage_of)
+
+
+def _mp_time(comm: CommCost, cfg: TrainingConfig, op: str, groups, size: float) -> float:
+    """An MP collective over ``groups``; under sequence parallelism an All-Reduce is a
+    Reduce-Scatter and an All-Gather of the same size (Korthikanti et al., sec. 4.2.2)."""
+    sizes = [size] * len(groups)
+    if cfg.sequence_parallel and op == CollectiveKind.ALL_REDUCE:
+        return comm.time(CollectiveKind.REDUCE_SCATTER, groups, sizes) + comm.time(
+            CollectiveKind.ALL_GATHER, groups, sizes
+        )
+    return comm.time(op, groups, sizes)
+
+
+def pp_transfer_time(
+    comm: CommCost, cfg: TrainingConfig, layout: Layout, src: int, dst: int, size: float
+) -> float:
+    """Seconds to pass an activation (or gradient) of ``size`` bytes per MP rank's stage
+    output from stage ``src`` to stage ``dst``: each MP rank to its counterpart, the whole
+    tensor, or 1/MP of it (TrainingConfig.pp_scatter_gather, sequence_parallel) followed,
+    without sequence parallelism, by the receiving MP groups' All-Gather."""
+    pairs = layout.pp_pairs(src, dst)
+    mp = cfg.strategy.mp
+    if mp == 1 or not (cfg.pp_scatter_gather or cfg.sequence_parallel):
+        return comm.time(CollectiveKind.P2P, pairs, [size] * len(pairs))
+    t = comm.time(CollectiveKind.P2P, pairs, [size / mp] * len(pairs))
+    if not cfg.sequence_parallel:
+        groups = layout.mp_groups(dst)
+        t += comm.time(CollectiveKind.ALL_GATHER, groups, [size] * len(groups))
+    return t
 
 
 def _input(tl: Timeline, wl, layout, comm, b, name, resource="io") -> int:
@@ -119,6 +164,39 @@ def _parts(c: LayerCosts, idx, backward: bool) -> list[tuple[str, float]]:
     return [("compute", float(c.fwd[idx].sum())), ("mp", float(c.fwd_mp[idx].sum()))]
 
 
+def stage_order(stage: int, stages: int, microbatches: int, chunks: int, gpipe: bool):
+    """The compute order of one pipeline stage: ("F" | "B", model chunk, microbatch).
+
+    One chunk per stage: GPipe (every forward, then every backward) or 1F1B (PipeDream-flush,
+    Narayanan et al., SC'21, sec. 2.2.1: min(stages - stage - 1, m) forwards, then one
+    forward and one backward in turn, then the remaining backwards). Several chunks: the
+    interleaved 1F1B schedule of Megatron-LM (sec. 2.2.2; its
+    forward_backward_pipelining_with_interleaving): (stages - stage - 1) x 2 + (chunks - 1) x
+    stages warm-up forwards (all of them when microbatches = stages); the k-th forward runs
+    chunk (k // stages) % chunks on microbatch (k // (stages x chunks)) x stages + k %
+    stages, the k-th backward the chunks in reverse."""
+    P, m, v = stages, microbatches, chunks
+    if v == 1:
+        warm = m if gpipe else min(P - stage - 1, m)
+        order = [("F", 0, i) for i in range(warm)]
+        for i in range(m - warm):
+            order += [("F", 0, warm + i), ("B", 0, i)]
+        return order + [("B", 0, i) for i in range(m - warm, m)]
+    total = m * v
+    warm = total if m == P else min((P - stage - 1) * 2 + (v - 1) * P, total)
+
+    def fwd(k):
+        return ("F", (k // P) % v, (k // (P * v)) * P + k % P)
+
+    def bwd(k):
+        return ("B", v - 1 - (k // P) % v, (k // (P * v)) * P + k % P)
+
+    order = [fwd(k) for k in range(warm)]
+    for j in range(total - warm):
+        order += [fwd(warm + j), bwd(j)]
+    return order + [bwd(j) for j in range(total - warm, total)]
+
+
 def stationary(
     wl: Workload,
     cfg: TrainingConfig,
@@ -128,88 +206,98 @@ def stationary(
     ranges: list[tuple[int, int]],
     recompute: str,
 ) -> Timeline:
+    """Weight-stationary: ``ranges`` are the PP x virtual_stages model chunks (contiguous
+    layer ranges); chunk k runs on stage k mod PP."""
     st = cfg.strategy
-    P, m, b = st.pp, cfg.microbatches, cfg.microbatch_size
-    stage_of = np.concatenate([np.full(e - s, k) for k, (s, e) in enumerate(ranges)])
+    P, m, b, v = st.pp, cfg.microbatches, cfg.microbatch_size, cfg.virtual_stages
+    K = P * v
+    if len(ranges) != K:
+        raise ValueError(f"{len(ranges)} layer ranges for {P} stages x {v} model chunks")
+    stage_of = np.concatenate([np.full(e - s, k % P) for k, (s, e) in enumerate(ranges)])
     c = layer_costs(wl, cfg, npu, layout, comm, stage_of, b, recompute)
     tl = Timeline()
     mp_of = [layout.mp_groups(s) for s in range(P)]
+    down = [layout.pp_pairs(s, (s + 1) % P) for s in range(P)]  # pairs to the next stage
+    up = [layout.pp_pairs(s, (s - 1) % P) for s in range(P)]  # ... and to the previous one
     inputs = [_input(tl, wl, layout, comm, b, f"in{i}") for i in range(m)]
-    # Pipeline transfers: forward activations s -> s+1 and gradients s+1 -> s.
+    # Pipeline transfers: forward activations chunk k -> k+1, gradients k+1 -> k.
     act_t, grad_t = [], []
-    for s in range(P - 1):
-        last, first = ranges[s][1] - 1, ranges[s + 1][0]
-        fw = layout.pp_pairs(s, s + 1)
-        bw = layout.pp_pairs(s + 1, s)
-        act_t.append(comm.time(CollectiveKind.P2P, fw, [wl.layers[last].out_bytes * b] * len(fw)))
-        grad_t.append(comm.time(CollectiveKind.P2P, bw, [wl.layers[first].in_bytes * b] * len(bw)))
+    for k in range(K - 1):
+        last, first = ranges[k][1] - 1, ranges[k + 1][0]
+        s1, s2 = k % P, (k + 1) % P
+        act_t.append(pp_transfer_time(comm, cfg, layout, s1, s2, wl.layers[last].out_bytes * b))
+        grad_t.append(pp_transfer_time(comm, cfg, layout, s2, s1, wl.layers[first].in_bytes * b))
     F: dict[tuple[int, int], int] = {}
-    B: dict[tuple[int, int], int] = {}  # the task that ends the backward of (s, i)
+    B: dict[tuple[int, int], int] = {}  # the task that ends the backward of (chunk, i)
     Bfirst: dict[tuple[int, int], int] = {}  # the task that starts it
+    A: dict[tuple[int, int], int] = {}  # activation transfer out of chunk k
+    G: dict[tuple[int, int], int] = {}  # gradient transfer out of chunk k (to k - 1)
     dp_tasks: dict[int, list[int]] = {s: [] for s in range(P)}
     dp_op = CollectiveKind.ALL_REDUCE if cfg.zero_stage == 0 else CollectiveKind.REDUCE_SCATTER
+    buckets = cfg.dp_overlap and v == 1 and st.dp > 1
+
+    def dp_reduce(name: str, s: int, size: float, dep: int) -> int:
+        """Stage ``s``'s DP reduction of ``size`` gradient bytes after task ``dep``."""
+        groups = layout.dp_groups(s)
+        t = comm.time(dp_op, groups, [float(size)] * len(groups))
+        return tl.add(name, f"dp{s}", t, "dp", deps=[dep], where=groups)
+
     for s in range(P):
-        a, e = ranges[s]
-        idx = np.arange(a, e)
-        warm = m if cfg.pipeline == "gpipe" else min(P - s - 1, m)
-        order = [("F", i) for i in range(warm)]
-        for i in range(m - warm):
-            order += [("F", warm + i), ("B", i)]
-        order += [("B", i) for i in range(m - warm, m)]
-        for kind, i in order:
+        last_b = None
+        for kind, chunk, i in stage_order(s, P, m, v, cfg.pipeline == "gpipe"):
+            k = chunk * P + s
+            a, e = ranges[k]
+            idx = np.arange(a, e)
             if kind == "F":
-                F[s, i] = tl.add(f"F{s}.{i}", f"stage{s}", _parts(c, idx, False), where=mp_of[s])
+                F[k, i] = tl.add(f"F{k}.{i}", f"stage{s}", _parts(c, idx, False), where=mp_of[s])
+                if k < K - 1:
+                    A[k, i] = tl.add(
+                        f"A{k}.{i}",
+                        f"pp-fwd{s}",
+                        act_t[k],
+                        "pp",
+                        [F[k, i]],
+                        where=down[s],
+                    )
                 continue
-            if i < m - 1 or st.dp == 1:
-                B[s, i] = Bfirst[s, i] = tl.add(
-                    f"B{s}.{i}", f"stage{s}", _parts(c, idx, True), where=mp_of[s]
+            if not (buckets and i == m - 1):
+                B[k, i] = Bfirst[k, i] = tl.add(
+                    f"B{k}.{i}", f"stage{s}", _parts(c, idx, True), where=mp_of[s]
                 )
-                continue
-            # Last microbatch: backward in buckets, each followed by its DP reduction.
-            groups = layout.dp_groups(s)
-            first = None
-            for k, bucket in enumerate(_buckets(c.grad_bytes, idx[::-1], cfg.dp_bucket_bytes)):
-                t = tl.add(f"B{s}.{i}.b{k}", f"stage{s}", _parts(c, bucket, True), where=mp_of[s])
-                first = t if first is None else first
-                size = float(c.grad_bytes[bucket].sum())
-                r = tl.add(
-                    f"DP{s}.b{k}",
-                    f"dp{s}",
-                    comm.time(dp_op, groups, [size] * len(groups)),
-                    "dp",
-                    deps=[t],
-                    where=groups,
-                )
-                dp_tasks[s].append(r)
-            B[s, i], Bfirst[s, i] = t, first
-    for s in range(P):
-        for i in range(m):
-            if s == 0:
-                tl.depend(F[s, i], inputs[i])
             else:
-                a_ = tl.add(
-                    f"A{s - 1}.{i}",
-                    f"pp-fwd{s - 1}",
-                    act_t[s - 1],
-                    "pp",
-                    [F[s - 1, i]],
-                    where=layout.pp_pairs(s - 1, s),
-                )
-                tl.depend(F[s, i], a_)
-            if s < P - 1:
-                g = tl.add(
-                    f"G{s}.{i}",
+                # Last microbatch: backward in buckets, each followed by its DP reduction.
+                first = t = None
+                for j, bucket in enumerate(_buckets(c.grad_bytes, idx[::-1], cfg.dp_bucket_bytes)):
+                    t = tl.add(
+                        f"B{k}.{i}.b{j}", f"stage{s}", _parts(c, bucket, True), where=mp_of[s]
+                    )
+                    first = t if first is None else first
+                    dp_tasks[s].append(dp_reduce(f"DP{s}.b{j}", s, c.grad_bytes[bucket].sum(), t))
+                B[k, i], Bfirst[k, i] = t, first
+            last_b = B[k, i]
+            if k > 0:
+                G[k, i] = tl.add(
+                    f"G{k}.{i}",
                     f"pp-bwd{s}",
-                    grad_t[s],
+                    grad_t[k - 1],
                     "pp",
-                    [B[s + 1, i]],
-                    where=layout.pp_pairs(s + 1, s),
+                    [B[k, i]],
+                    where=up[s],
                 )
-                tl.depend(Bfirst[s, i], g)
+        if not buckets and st.dp > 1:
+            # All of the stage's gradients at once, after its last backward.
+            size = sum(c.grad_bytes[a:e].sum() for a, e in ranges[s::P])
+            dp_tasks[s].append(dp_reduce(f"DP{s}", s, size, last_b))
+    for i in range(m):
+        tl.depend(F[0, i], inputs[i])
+        tl.depend(Bfirst[K - 1, i], F[K - 1, i])
+        for k in range(1, K):
+            tl.depend(F[k, i], A[k - 1, i])
+        for k in range(K - 1):
+            tl.depend(Bfirst[k, i], G[k + 1, i])
     # Optimizer step (memory-bound) and, under ZeRO, the All-Gather of updated weights.
     for s in range(P):
-        a, e = ranges[s]
-        p = float(c.grad_bytes[a:e].sum()) / FP16
+        p = float(sum(c.grad_bytes[a:e].sum() for a, e in ranges[s::P])) / FP16
         shard = p / (st.dp if cfg.zero_stage >= 1 else 1)
         t_opt = shard * cfg.optimizer_hbm_bytes_per_param / npu.hbm_bandwidth
         o = tl.add(f"OPT{s}", f"stage{s}", t_opt, "compute", deps=dp_tasks[s])
@@ -277,8 +365,7 @@ def streaming(
     def pp_time(src: int, dst: int, size: float) -> float:
         key = (src, dst, size)
         if key not in pp_cache:
-            pairs = layout.pp_pairs(src, dst)
-            pp_cache[key] = comm.time(CollectiveKind.P2P, pairs, [size] * len(pairs))
+            pp_cache[key] = pp_transfer_time(comm, cfg, layout, src, dst, size)
         return pp_cache[key]
 
     tl = Timeline()

@@ -9,8 +9,13 @@ largest of its layers); no optimizer state (an off-wafer core updates the weight
 activations of every one of its layers for all samples of one accumulation pass (the whole
 batch goes through a layer before the next layer is streamed).
 
-Activations per microbatch: every layer's stash (``recompute = "none"``), or with full
-recomputation each layer's input (checkpoint) plus one layer's stash as working set.
+Activations per microbatch: every layer's stash (``recompute = "none"``); without the
+attention scores selective recomputation does not keep (``"selective"``); or with full
+recomputation each layer's input (checkpoint) plus one layer's stash as working set. Under
+sequence parallelism what MP replicates (and the checkpoints) is split over the MP ranks.
+Under the interleaved schedule (``virtual_stages`` v > 1) a stage holds the activations of
+min(m v, (PP - s - 1) x 2 + (v - 1) x PP + 1) chunk-microbatches (its warm-up forwards and
+the one in progress), each a 1/v share of the stage's layers.
 """
 
 from __future__ import annotations
@@ -77,7 +82,11 @@ def stage_layers(
     pp = cfg.strategy.pp
     if cfg.execution == "weight-streaming":
         return [np.arange(s, wl.num_layers, pp) for s in range(pp)]
-    return [np.arange(a, b) for a, b in ranges]
+    # Model chunk k runs on stage k mod PP (one chunk per stage without interleaving).
+    return [
+        np.concatenate([np.arange(a, b) for a, b in ranges[s::pp]]).astype(np.int64)
+        for s in range(pp)
+    ]
 
 
 def memory(
@@ -92,9 +101,13 @@ def memory(
     st = cfg.strategy
     # The footprint of the MP rank with the largest share (uneven head splits).
     div = np.where(a["split"], mp_split(wl, st.mp).divisor, 1)
+    div_rep = div if cfg.sequence_parallel else np.ones_like(div)
     params = a["params"] / div
-    stash = a["stash_bytes"] / div + a["stash_replicated_bytes"]
-    ckpt = a["in_bytes"]
+    split_stash = a["stash_bytes"]
+    if recompute == "selective":
+        split_stash = split_stash - a["selective_stash_bytes"]
+    stash = split_stash / div + a["stash_replicated_bytes"] / div_rep
+    ckpt = a["in_bytes"] / div_rep
     per_stage = stage_layers(wl, cfg, ranges)
     best: MemoryReport | None = None
     for s, idx in enumerate(per_stage):
@@ -111,11 +124,15 @@ def memory(
             n_in_flight = (
                 cfg.microbatches if cfg.pipeline == "gpipe" else min(cfg.microbatches, st.pp - s)
             )
+            v = cfg.virtual_stages
+            if v > 1:  # chunk-microbatches in flight, each 1/v of the stage's layers
+                warm = (st.pp - s - 1) * 2 + (v - 1) * st.pp + 1
+                n_in_flight = min(cfg.microbatches * v, warm) / v
             p = float(params[idx].sum())
             w = FP16 * p
             g = FP16 * p / (st.dp if cfg.zero_stage >= 2 else 1)
             opt = cfg.optimizer_bytes_per_param * p / (st.dp if cfg.zero_stage >= 1 else 1)
-        if recompute == "none":
+        if recompute in ("none", "selective"):
             act = n_in_flight * b * float(stash[idx].sum())
         else:
             act = n_in_flight * b * float(ckpt[idx].sum()) + b * float(stash[idx].max())
@@ -129,10 +146,11 @@ def memory(
 def choose_policy(
     wl: Workload, cfg: TrainingConfig, npu: NPU, ranges: list[tuple[int, int]]
 ) -> MemoryReport:
-    """The first (recompute, accumulation) that fits, in the order: no recomputation, full
-    recomputation, then (weight-streaming) more accumulation passes; the report of the last
-    candidate tried if none fits. Fixed settings in ``cfg`` restrict the candidates."""
-    recs = ["none", "full"] if cfg.recompute == "auto" else [cfg.recompute]
+    """The first (recompute, accumulation) that fits, in the order: no recomputation,
+    selective, full recomputation, then (weight-streaming) more accumulation passes; the
+    report of the last candidate tried if none fits. Fixed settings in ``cfg`` restrict the
+    candidates."""
+    recs = ["none", "selective", "full"] if cfg.recompute == "auto" else [cfg.recompute]
     if cfg.execution == "weight-streaming":
         per_mb = cfg.samples_per_replica // cfg.microbatches
         accs = (

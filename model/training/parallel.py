@@ -40,20 +40,23 @@ class Layout:
     def npu(self, mp: int, pp: int, dp: int) -> int:
         return int(self._grid[mp, pp, dp])
 
-    def mp_groups(self, pp: int) -> list[tuple[int, ...]]:
+    def mp_groups(self, pp: int) -> tuple[tuple[int, ...], ...]:
         """The MP groups of stage ``pp`` (one per DP replica)."""
-        return [tuple(int(u) for u in self._grid[:, pp, d]) for d in range(self.strategy.dp)]
+        return _groups(self._grid[:, pp, :].T)
 
-    def dp_groups(self, pp: int) -> list[tuple[int, ...]]:
+    def dp_groups(self, pp: int) -> tuple[tuple[int, ...], ...]:
         """The DP groups of stage ``pp`` (one per MP rank)."""
-        return [tuple(int(u) for u in self._grid[m, pp, :]) for m in range(self.strategy.mp)]
+        return _groups(self._grid[:, pp, :])
 
-    def pp_pairs(self, src: int, dst: int) -> list[tuple[int, int]]:
+    def pp_pairs(self, src: int, dst: int) -> tuple[tuple[int, int], ...]:
         """(NPU of stage src, NPU of stage dst) for every MP rank and DP replica."""
-        s = self.strategy
-        return [
-            (self.npu(m, src, d), self.npu(m, dst, d)) for d in range(s.dp) for m in range(s.mp)
-        ]
+        a = self._grid[:, src, :].T.reshape(-1)  # DP replica outer, MP rank inner
+        b = self._grid[:, dst, :].T.reshape(-1)
+        return tuple(zip(a.tolist(), b.tolist(), strict=True))
+
+
+def _groups(rows: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(r) for r in rows.tolist())
 
 
 @dataclass(frozen=True)

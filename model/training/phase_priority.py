@@ -241,16 +241,31 @@ def _run(tl: Timeline, rule: PhaseRule, switches, durs, waited, slowed, hits) ->
                 if pending[u] == 0:
                     ended.extend(begin(u))
 
+    classes = [[c for c, _ in t.parts] for t in tl.tasks]
+    wheres = [t.where for t in tl.tasks]
+    shared: dict[tuple, bool] = {}
+
+    def overlap(u: int, t: int) -> bool:
+        """Whether tasks u and t use a common switch (memoised per pair of groups)."""
+        key = (wheres[u], wheres[t])
+        hit = shared.get(key)
+        if hit is None:
+            hit = shared[key] = bool(used(u) & used(t))
+        return hit
+
     finish([e for t in range(n) if pending[t] == 0 for e in begin(t)])
     while running:
-        cls = {t: tl.tasks[t].parts[part[t]][0] for t in running}
+        cls = {t: classes[t][part[t]] for t in running}
         ranked = [t for t in running if cls[t] in _RANK]
-        blocked = {
-            t
-            for t in ranked
-            if cls[t] != PRIORITY[0]
-            and any(_RANK[cls[u]] < _RANK[cls[t]] and used(u) & used(t) for u in ranked)
-        }
+        if len({cls[t] for t in ranked}) < 2:  # one class: nothing stops anything
+            blocked: set[int] = set()
+        else:
+            blocked = {
+                t
+                for t in ranked
+                if cls[t] != PRIORITY[0]
+                and any(_RANK[cls[u]] < _RANK[cls[t]] and overlap(u, t) for u in ranked)
+            }
         for t in blocked:
             if served[t]:  # preempted while progressing: the switch-over is its cost
                 rem[t] += rule.preempt_s
@@ -263,8 +278,9 @@ def _run(tl: Timeline, rule: PhaseRule, switches, durs, waited, slowed, hits) ->
         rate = {
             t: share
             if share < 1.0
+            and blocked
             and cls[t] in _RANK
-            and any(_RANK[cls[u]] > _RANK[cls[t]] and used(u) & used(t) for u in blocked)
+            and any(_RANK[cls[u]] > _RANK[cls[t]] and overlap(u, t) for u in blocked)
             else 1.0
             for t in moving
         }

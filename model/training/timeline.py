@@ -24,6 +24,7 @@ constraints end at the same instant the resource's own predecessor is taken.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,6 +49,17 @@ EXPOSED_KINDS: dict[str, tuple[str, ...]] = {
 def exposed(breakdown: dict[str, float]) -> dict[str, float]:
     """Exposed communication per kind (EXPOSED_KINDS) of a breakdown, in seconds."""
     return {k: sum(breakdown.get(c, 0.0) for c in cats) for k, cats in EXPOSED_KINDS.items()}
+
+
+def _as_groups(where: Iterable[Iterable[int]]) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(int(u) for u in g) for g in where)
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_groups(where: tuple) -> bool:
+    """Whether ``where`` is already a tuple of tuples of ints (memoised: the same groups
+    come back for every task of a stage)."""
+    return all(type(g) is tuple and all(type(u) is int for u in g) for g in where)
 
 
 @dataclass(frozen=True)
@@ -108,7 +120,8 @@ class Timeline:
             if not d >= 0:
                 raise ValueError(f"task {name}: duration {d} must be >= 0")
         tid = len(self.tasks)
-        groups = tuple(tuple(int(u) for u in g) for g in where)
+        # Callers that add many tasks pass the same tuple of int tuples again and again.
+        groups = where if type(where) is tuple and _int_groups(where) else _as_groups(where)
         self.tasks.append(Task(name, resource, parts, groups))
         self.deps.append([int(d) for d in deps if d is not None])
         self.queue[resource].append(tid)

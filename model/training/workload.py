@@ -29,7 +29,13 @@ Schema ``fred-workload/1``. A file describes the model in exactly one of three w
     out_bytes = 2048           # output activation (pipeline boundary)
     stash_bytes = 4096         # kept for backward, split over MP ranks (optional, 0)
     stash_replicated_bytes = 0 # kept for backward, replicated on MP ranks (optional, 0)
-    hbm_bytes = 6144           # forward HBM traffic besides weights (optional: in+out+stash)
+    hbm_bytes = 6144           # forward HBM traffic of its memory-bound kernels, split over
+                               # MP ranks (optional: in+out+stash)
+    hbm_replicated_bytes = 0   # ... and replicated on MP ranks (optional, 0; split too under
+                               # sequence parallelism)
+    selective_flops = 0        # forward FLOPs selective recomputation repeats (optional, 0)
+    selective_hbm_bytes = 0    # ... and their HBM traffic (split; optional, 0)
+    selective_stash_bytes = 0  # stash bytes selective recomputation does not keep (split)
     mp = "split"               # "split" (tensor-parallel) or "replicate" (optional, split)
     repeat = 1                 # optional: the layer N times
     [[layers.mp_comm]]         # collectives the layer needs under MP (bytes per sample)
@@ -94,6 +100,10 @@ LAYER_NUMBERS = (
     "stash_bytes",
     "stash_replicated_bytes",
     "hbm_bytes",
+    "hbm_replicated_bytes",
+    "selective_flops",
+    "selective_hbm_bytes",
+    "selective_stash_bytes",
 )
 
 
@@ -118,9 +128,18 @@ class Layer:
     out_bytes: float
     stash_bytes: float = 0.0
     stash_replicated_bytes: float = 0.0
+    #: Forward HBM traffic of the layer's memory-bound (elementwise) kernels, per sample:
+    #: split over MP ranks, and replicated on them (split too under sequence parallelism).
+    #: GEMMs are timed from FLOPs; these kernels from bytes (iteration.layer_costs).
     hbm_bytes: float = 0.0
     mp: str = "split"
     mp_comm: tuple[MPComm, ...] = ()
+    hbm_replicated_bytes: float = 0.0
+    #: Selective activation recomputation (Korthikanti et al., 2022, sec. 5): the forward
+    #: FLOPs and HBM bytes it repeats in backward, and the stash bytes it does not keep.
+    selective_flops: float = 0.0
+    selective_hbm_bytes: float = 0.0
+    selective_stash_bytes: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -181,7 +200,17 @@ def transformer_layers(
     Recomputation in Large Transformer Models", 2022, sec. 4.1, tensor parallel t without
     sequence parallelism): s h (10 + 24/t + 5 a s/(h t)) bytes; 10 s h replicated on MP ranks,
     the rest split. FlashAttention (Dao et al., 2022) keeps no s x s attention scores, which
-    removes the 5 a s / h term.
+    removes the 5 a s / h term; without it, selective recomputation (Korthikanti et al.,
+    sec. 5) drops that term too and repeats the attention core in backward (its 4 s^2 h
+    FLOPs of QK^T and softmax x V, and the softmax and dropout traffic).
+
+    HBM traffic of the memory-bound kernels per sample and forward pass, FP16 elements of
+    2 bytes and 1-byte dropout masks, as Megatron-LM fuses them (LayerNorm; fused scale,
+    mask and softmax; attention dropout; fused bias + dropout + residual add; fused bias +
+    GeLU): replicated on MP ranks 22 s h (two LayerNorms 4 s h each, two bias-dropout-adds
+    7 s h each); split 16 s h (bias-GeLU over the 4h MLP) + 9 a s^2 (softmax 4, dropout 5 per
+    score); with FlashAttention the scores stay on chip and the attention kernel reads Q, K,
+    V and writes its output, 8 s h. GEMMs are timed from their FLOPs (iteration.layer_costs).
 
     The embedding (vocabulary V and learned positions: (V + s) h params) is vocabulary-split
     with one forward All-Reduce; the LM head reuses the embedding weights (tied, as in GPT-2/3
@@ -196,8 +225,12 @@ def transformer_layers(
     h, s, a, V = hidden, seq, heads, vocab
     act = FP16 * s * h  # one s x h FP16 tensor
     block_fwd = 24 * s * h * h + 4 * s * s * h
-    split = s * h * (24 + (0 if flash_attention else 5 * a * s / h))
+    scores = 0 if flash_attention else 5 * a * s * s  # attention scores kept (bytes)
+    split = 24 * s * h + scores
     repl = 10 * s * h
+    # Memory-bound kernels' traffic (docstring): replicated and split parts.
+    hbm_repl = 22 * s * h
+    hbm_split = 16 * s * h + (8 * s * h if flash_attention else 9 * a * s * s)
     ar = (MPComm(CollectiveKind.ALL_REDUCE, "fwd", act),) * 2 + (
         MPComm(CollectiveKind.ALL_REDUCE, "bwd", act),
     ) * 2
@@ -227,9 +260,13 @@ def transformer_layers(
                 out_bytes=act,
                 stash_bytes=split,
                 stash_replicated_bytes=repl,
-                hbm_bytes=act + split + repl,
+                hbm_bytes=hbm_split,
                 mp="split",
                 mp_comm=ar,
+                hbm_replicated_bytes=hbm_repl,
+                selective_flops=0.0 if flash_attention else 4.0 * s * s * h,
+                selective_hbm_bytes=0.0 if flash_attention else 9.0 * a * s * s,
+                selective_stash_bytes=scores,
             )
         )
     logits = 4 * s * V  # FP32 logits for the softmax cross-entropy
@@ -470,6 +507,15 @@ def _explicit_layers(top: Table) -> list[Layer]:
         st = ly.number("stash_bytes", 0.0, lo=0)
         sr = ly.number("stash_replicated_bytes", 0.0, lo=0)
         hbm = ly.number("hbm_bytes", inb + outb + st + sr, lo=0)
+        extra = {
+            k: ly.number(k, 0.0, lo=0)
+            for k in (
+                "hbm_replicated_bytes",
+                "selective_flops",
+                "selective_hbm_bytes",
+                "selective_stash_bytes",
+            )
+        }
         mp = ly.string("mp", "split", choices=MP_MODES)
         comms = tuple(
             MPComm(
@@ -488,5 +534,7 @@ def _explicit_layers(top: Table) -> list[Layer]:
             if nm in names:
                 raise WorkloadError(f"{ly.where}: layer name {nm!r} used twice")
             names.add(nm)
-            out.append(Layer(nm, kind, params, fwd, bwd, inb, outb, st, sr, hbm, mp, comms))
+            out.append(
+                Layer(nm, kind, params, fwd, bwd, inb, outb, st, sr, hbm, mp, comms, **extra)
+            )
     return out

@@ -40,6 +40,8 @@ COMMANDS = {
     "sweep": "evaluate every MP x DP x PP strategy on every fabric; best per fabric and spread",
     "sensitivity": "speedup over the mesh and exposed-communication reduction as NPU compute (or "
     "another setting) varies; where a workload turns communication-bound",
+    "validate": "compare the training and collective estimates with measured systems (Megatron-LM, "
+    "NCCL-tests): errors on the calibration and checked points, the goal",
     "cost": "synthesise switches with Yosys and compare area, adders, muxes, flops, depth, "
     "latency; or place and route them on an FPGA (--fpga)",
 }

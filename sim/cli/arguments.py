@@ -45,6 +45,9 @@ MAX_SENSITIVITY_VALUES = 32
 COSIM_PHASES = (1, 64)
 COSIM_PACKETS = (1, 1024)
 SEED = (0, 2**32 - 1)
+#: An NPU's kernel efficiency (share of peak) and HBM capacity in GB.
+EFFICIENCY = (0.01, 1.0)
+HBM_GB = (1.0, 100_000.0)
 #: Clock of an ASTRA-sim text workload's compute cycles, GHz.
 ASTRA_CLOCK_GHZ = (0.001, 1000.0)
 

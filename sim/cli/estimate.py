@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 from fredfab.model.chakra.reader import is_trace
 from fredfab.model.system.switch_timing import describe_timing
@@ -11,11 +12,14 @@ from fredfab.model.system.units import GB, GHZ
 from fredfab.model.training import Workload, load_workload, shipped_workloads
 from fredfab.model.training.astra_workload import DEFAULT_CLOCK_HZ
 from fredfab.model.training.config import EXECUTIONS, NPU, PIPELINES, RECOMPUTE
+from fredfab.model.training.npu_files import load_npu, shipped_npus
 from fredfab.sim.cli import chakra_estimate
 from fredfab.sim.cli.arguments import (
     ACCUMULATION,
     ASTRA_CLOCK_GHZ,
     CHUNKS,
+    EFFICIENCY,
+    HBM_GB,
     MICROBATCHES,
     SAMPLES_PER_REPLICA,
     bounded_float,
@@ -72,10 +76,22 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
         help=f"chunks per collective in the network simulator ({span(CHUNKS)})",
     )
     p.add_argument(
-        "--efficiency", type=float, help=f"NPU compute efficiency (default {NPU.efficiency})"
+        "--npu",
+        metavar="NAME|FILE",
+        help=f"the NPU: {', '.join(shipped_npus())} or an NPU TOML file (peak FLOP/s, HBM "
+        "bandwidth and capacity, kernel efficiency; default wafer, the paper's NPU)",
     )
     p.add_argument(
-        "--hbm-GB", type=float, help=f"NPU HBM capacity in GB (default {NPU().hbm_bytes / GB:g})"
+        "--efficiency",
+        type=bounded_float(EFFICIENCY),
+        help=f"the NPU's kernel efficiency, share of peak a GEMM sustains ({span(EFFICIENCY)}; "
+        f"default the NPU's: {NPU().efficiency:g} for wafer)",
+    )
+    p.add_argument(
+        "--hbm-GB",
+        type=bounded_float(HBM_GB),
+        help=f"NPU HBM capacity in GB ({span(HBM_GB)}; default the NPU's: "
+        f"{NPU().hbm_bytes / GB:g} for wafer)",
     )
     p.add_argument(
         "--timing-card",
@@ -113,12 +129,14 @@ def overrides(args: argparse.Namespace) -> dict:
 
 
 def npu_from(args: argparse.Namespace) -> NPU:
+    """--npu (default the wafer NPU) with --efficiency and --hbm-GB applied."""
+    base = load_npu(args.npu) if args.npu else NPU()
     kw = {}
     if args.efficiency is not None:
         kw["efficiency"] = args.efficiency
     if args.hbm_GB is not None:
         kw["hbm_bytes"] = args.hbm_GB * GB
-    return NPU(**kw)
+    return replace(base, **kw)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -99,7 +99,7 @@ def add_packet_arguments(
     """``--packet`` and the packet format: the packet-mode switch (docs/switch-rtl.md,
     "Packet mode") of the same generator parameters. Returns the option group, for a command
     to add its own packet options to."""
-    from fredfab.model.packet.format import FORMAT_LIMITS, PacketFormat
+    from fredfab.model.packet.format import CRC_CHOICES, FORMAT_LIMITS, PacketFormat
 
     default = PacketFormat()
     g = p.add_argument_group("packet mode (--packet)")
@@ -112,6 +112,21 @@ def add_packet_arguments(
             help=f"{text} (with --packet; {span(FORMAT_LIMITS[name])}; "
             f"default {getattr(default, name)})",
         )
+    g.add_argument(
+        "--crc",
+        choices=[str(b) for b in CRC_CHOICES if b],
+        default=None,
+        help="the flit check: CRC-8, CRC-16/CCITT or CRC-32C (with --packet; default sized "
+        "to the flit: 8 up to 64 data bits, 16 up to 512, 32 beyond)",
+    )
+    g.add_argument(
+        "--no-link-retry",
+        dest="link_retry",
+        action="store_false",
+        default=None,
+        help="links do not replay what they lose (with --packet): losses reach the packets, "
+        "which the switch repairs and Go-Back-N resends",
+    )
     return g
 
 
@@ -121,15 +136,24 @@ def packet_params_from(args: argparse.Namespace):
     from fredfab.model.packet.format import PacketFormat
 
     given = {name: getattr(args, name) for name in PACKET_FORMAT}
+    if args.crc is not None:
+        given["crc_bits"] = int(args.crc)
+    if args.link_retry is not None:
+        given["link_retry"] = args.link_retry
     fmt = PacketFormat(**{k: v for k, v in given.items() if v is not None})
     return PacketParams(params_from(args), fmt)
 
 
+#: Option names of the packet format beyond PACKET_FORMAT's (argparse dest: the flag).
+FORMAT_FLAGS = {"crc": "--crc", "link_retry": "--no-link-retry"}
+
+
 def check_packet_options(args: argparse.Namespace) -> None:
     """The packet format's options mean nothing without --packet: refuse them."""
-    given = [name for name in PACKET_FORMAT if getattr(args, name) is not None]
+    flags = {name: f"--{name.replace('_', '-')}" for name in PACKET_FORMAT} | FORMAT_FLAGS
+    given = [flag for name, flag in flags.items() if getattr(args, name) is not None]
     if given and not args.packet:
-        raise UserError(f"--{given[0].replace('_', '-')} needs --packet")
+        raise UserError(f"{given[0]} needs --packet")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -178,9 +202,12 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.packet:
             pk = info["packet"]
+            crc = info["protocol"]["crc"]["name"]
+            retry = "link-level retry" if info["link_retry"]["enabled"] else "no link retry"
             print(
                 f"packet mode: {pk['packet_flits']} payload flits per packet after a "
                 f"{pk['header_bits']}-bit header, {pk['data_depth']} packets per data VC, "
-                f"VCs {', '.join(pk['vcs'])} (priority {' > '.join(pk['priority'])})"
+                f"VCs {', '.join(pk['vcs'])} (priority {' > '.join(pk['priority'])}), "
+                f"{crc}, {retry}"
             )
     return 0

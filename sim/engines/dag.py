@@ -159,7 +159,7 @@ def simulate_trace(
         remote_memory=remote,
     )
     f = (
-        fabric.timing.card.packet_costs.header_payload_fraction
+        fabric.timing.card.packet_costs.link_fraction
         if payload_fraction is None
         else float(payload_fraction)
     )

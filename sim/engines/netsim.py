@@ -26,6 +26,7 @@ change cost nothing.
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +45,8 @@ _SMALL = 96
 #: after _CALM instants in a row with less than 1/(4 _BATCH).
 _BATCH = 8
 _CALM = 16
+#: Releases of at most this many transfers walk the dependency tables in Python.
+_FEW = 16
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,13 @@ def run_schedule(
 
 
 class _FlowSim:
+    """The event loop. Two bookkeepings of the running transfers, switched by how many change
+    at once (see _BATCH): numpy arrays of every running transfer and link (``act``,
+    ``act_links``, ``act_owner``) while transfers start and finish by the thousand, and while
+    they come a few at a time Python sets (the running set, each link's transfers) with a
+    heap of finish times, so that an instant costs the work of the transfers it touches, not
+    of every running one."""
+
     def __init__(
         self, a: dict[str, np.ndarray], cap: np.ndarray, sharing: str, resolution: float
     ) -> None:
@@ -107,6 +117,8 @@ class _FlowSim:
             ptr = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(np.bincount(s, minlength=n), out=ptr[1:])
             self.dep_tab.append((ptr, d[order]))
+        #: The same tables as Python lists, for releases of a few transfers at a time.
+        self._dep_py = [(p.tolist(), d.tolist()) for p, d in self.dep_tab]
         self.start = np.full(n, np.nan)
         self.sent = np.full(n, np.nan)
         self.delivered = np.full(n, np.nan)
@@ -117,9 +129,12 @@ class _FlowSim:
         self.rate = np.zeros(n)
         self.fin = np.full(n, np.inf)
         # Running transfers, and their links (act_links) with owners (act_owner), in step.
+        # Kept up to date in array mode; in set mode rebuilt from the sets when a search needs
+        # them (``_stale``).
         self.act = np.zeros(0, dtype=np.int64)
         self.act_links = np.zeros(0, dtype=np.int64)
         self.act_owner = np.zeros(0, dtype=np.int64)
+        self._stale = False
         self.added: list[np.ndarray] = []  # started at this instant
         self.removed: list[np.ndarray] = []  # finished sending at this instant
         self.timed: list = []  # heap of (time, seq, kind, tids): 0 start, 1 delivered
@@ -130,15 +145,26 @@ class _FlowSim:
         self._lmark = np.zeros(self.nl, dtype=bool)
         self._fmark = np.zeros(n, dtype=bool)
         self._remap = np.zeros(self.nl, dtype=np.int64)
-        # Per link, its running transfers, while small components are the rule (see _SMALL)
-        # and transfers start and finish a few at a time (see _BATCH); None otherwise. Dropped
-        # for good once most recent searches outgrew it (``_big``: their share, averaged over
+        # The link table in Python lists, for the set mode's searches.
+        self._py_ptr: list[int] = self.ptr.tolist()
+        self._py_links: list[int] = self.links.tolist()
+        # Set mode (while small components are the rule, see _SMALL, and transfers start and
+        # finish a few at a time, see _BATCH): per link its running transfers, the running
+        # set, how many links they use, and a heap of (finish instant, transfer) whose stale
+        # entries (the transfer's fin moved since) are skipped. None in array mode. Dropped for
+        # good once most recent searches outgrew _SMALL (``_big``: their share, averaged over
         # the last ~256).
-        self._on_link: list[set[int]] | None = [set() for _ in range(self.nl)]
-        self._links_of: dict[int, list[int]] = {}  # per transfer, its links (Python ints)
+        # (A dict of the links in use: a fabric of thousands of links runs many small
+        # schedules, which must not pay for a set per link each.)
+        self._on_link: dict[int, set[int]] | None = defaultdict(set)
+        self._running: set[int] = set()
+        self._running_links = 0
+        self._heap: list[tuple[float, int]] = []
+        self._due: dict[int, float] = {}  # set mode: per running transfer, its heap entry's instant
+        self._gone_links = 0  # links of the transfers that finished this instant (set mode)
         self._searches = 0
         self._big = 0.0
-        self._calm = 0  # instants in a row with few changes, while _on_link is None
+        self._calm = 0  # instants in a row with few changes, while in array mode
         self._small_ok = True  # False once searches mostly outgrow _SMALL
         self._gone: list[tuple[np.ndarray, np.ndarray]] = []  # (links, owners) finished
 
@@ -163,6 +189,20 @@ class _FlowSim:
             heapq.heappush(self.timed, (t, self.seq, kind, g))
 
     def _release(self, tids: np.ndarray, kind: int) -> None:
+        if len(tids) <= _FEW:  # a few: walk the tables in Python
+            ptr, dep = self._dep_py[kind]
+            need = self.need
+            ready: list[int] = []
+            for t in tids.tolist():
+                for j in range(ptr[t], ptr[t + 1]):
+                    s = dep[j]
+                    v = need[s] - 1
+                    need[s] = v
+                    if v == 0:
+                        ready.append(s)
+            if ready:  # a transfer released twice at once: once, sorted, as below
+                self._ready(np.array(sorted(set(ready)), dtype=np.int64))
+            return
         ptr, dep = self.dep_tab[kind]
         lens = ptr[tids + 1] - ptr[tids]
         if not lens.any():
@@ -217,30 +257,23 @@ class _FlowSim:
         t_last = 0.0
         while True:
             self._settle()
-            act = self.act
-            t_fin = float(self.fin[act].min()) if len(act) else np.inf
-            due = float(self._grid(t_fin)) if len(act) else np.inf
+            t_fin = self._first_finish()
+            due = float(self._grid(t_fin)) if t_fin < np.inf else np.inf
             t_next = self.timed[0][0] if self.timed else np.inf
             if t_next == np.inf and due == np.inf:
                 break
             now = self.now = min(t_next, due)
             self.events += 1
-            if len(act):
+            if due < np.inf:
                 # Transfers due now finish together, within a relative tolerance of the time
                 # since the last instant. Woken early by a timed event, nobody is due yet.
                 elapsed = now - t_last
-                ttf = self.fin[act] - t_last
-                if elapsed < (due - t_last) * (1 - _REL) and now < due:
-                    done = ttf <= elapsed
-                else:
-                    done = ttf <= elapsed * (1 + _REL) + 1e-15
-                left = self.rem[act] - self.rate[act] * (now - self.t_ref[act])
-                done |= left <= self.size[act] * 1e-12
-                if done.any():
-                    fin = act[done]
+                early = elapsed < (due - t_last) * (1 - _REL) and now < due
+                limit = elapsed if early else elapsed * (1 + _REL) + 1e-15
+                fin = self._finished(now, t_last, limit)
+                if len(fin):
                     self.rem[fin] = 0.0
                     self.fin[fin] = np.inf
-                    self._drop(fin, done)
                     self._on_sent(fin)
             t_last = now
             while self.timed and self.timed[0][0] <= now:
@@ -254,8 +287,72 @@ class _FlowSim:
             raise RuntimeError(f"{stuck} transfers never ran: the schedule has a dependency cycle")
         return NetResult(self.start, self.sent, self.delivered, self.events, self.rate_updates)
 
-    def _drop(self, fin: np.ndarray, done: np.ndarray) -> None:
-        """Remove the transfers ``fin`` (mask ``done`` over act) from the running set."""
+    def _first_finish(self) -> float:
+        """The earliest projected finish of a running transfer (inf if none runs)."""
+        if self._on_link is None:
+            return float(self.fin[self.act].min()) if len(self.act) else np.inf
+        heap, due = self._heap, self._due
+        while heap and due.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else np.inf
+
+    def _finished(self, now: float, t_last: float, limit: float) -> np.ndarray:
+        """Running transfers whose last byte leaves now: due within ``limit`` of ``t_last``,
+        or with (almost) nothing left to send; taken off the running set."""
+        if self._on_link is None:
+            act = self.act
+            done = self.fin[act] - t_last <= limit
+            left = self.rem[act] - self.rate[act] * (now - self.t_ref[act])
+            done |= left <= self.size[act] * 1e-12
+            if not done.any():
+                return act[:0]
+            fin = act[done]
+            self._drop(fin, done)
+            return fin
+        heap, due, rem, rate, t_ref, size = (
+            self._heap,
+            self._due,
+            self.rem,
+            self.rate,
+            self.t_ref,
+            self.size,
+        )
+        out: list[int] = []
+        while heap:
+            when, t = heap[0]
+            if due.get(t) != when:
+                heapq.heappop(heap)
+                continue
+            if not (
+                when - t_last <= limit or rem[t] - rate[t] * (now - t_ref[t]) <= size[t] * 1e-12
+            ):
+                break
+            heapq.heappop(heap)
+            del due[t]  # a second entry of the same instant is stale now
+            out.append(t)
+        fin = np.array(sorted(out), dtype=np.int64)
+        if len(fin):
+            self._drop(fin, None)
+        return fin
+
+    def _drop(self, fin: np.ndarray, done: np.ndarray | None) -> None:
+        """Remove the transfers ``fin`` (mask ``done`` over act in array mode) from the
+        running set."""
+        self.removed.append(fin)
+        on = self._on_link
+        if on is not None:
+            ptr, links, running = self._py_ptr, self._py_links, self._running
+            gone = 0
+            for t in fin.tolist():
+                running.discard(t)
+                a, b = ptr[t], ptr[t + 1]
+                for lk in links[a:b]:
+                    on[lk].discard(t)
+                gone += b - a
+            self._gone_links += gone
+            self._running_links -= gone
+            self._stale = True
+            return
         self.act = self.act[~done]
         gone = self._fmark
         gone[fin] = True
@@ -264,25 +361,15 @@ class _FlowSim:
         self._gone.append((self.act_links[~keep], self.act_owner[~keep]))
         self.act_links = self.act_links[keep]
         self.act_owner = self.act_owner[keep]
-        self.removed.append(fin)
 
     def _settle(self) -> None:
         """Bring the running set up to date and recompute the rates that changed."""
         if not self.added and not self.removed:
             return
         seeds = np.concatenate(self.added + self.removed)
-        if self.added:
-            new = np.concatenate(self.added)
-            lens = self.nlinks[new]
-            nl = self.links[_ranges(self.ptr[new], lens)]
-            no = np.repeat(new, lens)
-            self.act = np.concatenate([self.act, new])
-            self.act_links = np.concatenate([self.act_links, nl])
-            self.act_owner = np.concatenate([self.act_owner, no])
-        else:
-            nl = no = np.zeros(0, dtype=np.int64)
-        self._bookkeep(nl, no)
+        new = np.concatenate(self.added) if self.added else np.zeros(0, dtype=np.int64)
         self.added, self.removed = [], []
+        self._bookkeep(new)
         flows = self._component(seeds)
         if not len(flows):
             return
@@ -291,33 +378,83 @@ class _FlowSim:
         self.t_ref[flows] = now
         rate = self._rates(flows)
         self.rate[flows] = rate
-        self.fin[flows] = now + self.rem[flows] / rate
+        fin = now + self.rem[flows] / rate
+        self.fin[flows] = fin
+        if self._on_link is not None:
+            heap, due = self._heap, self._due
+            for item in zip(fin.tolist(), flows.tolist(), strict=True):
+                due[item[1]] = item[0]
+                heapq.heappush(heap, item)
 
-    def _bookkeep(self, new_links: np.ndarray, new_owners: np.ndarray) -> None:
-        """Bring the per-link sets up to date, or drop / rebuild them (see _BATCH)."""
-        gone, self._gone = self._gone, []
-        changed = len(new_links) + sum(len(g[0]) for g in gone)
-        running = len(self.act_links)
-        if self._on_link is None:
-            self._calm = self._calm + 1 if changed * 4 * _BATCH < running else 0
-            if not (self._small_ok and self._calm >= _CALM):
-                return
-            on: list[set[int]] = [set() for _ in range(self.nl)]
-            for lk, t in zip(self.act_links.tolist(), self.act_owner.tolist(), strict=True):
-                on[lk].add(t)
-            self._on_link = on
-            return
-        if changed * _BATCH > running:
-            self._on_link, self._links_of, self._calm = None, {}, 0
-            return
+    def _bookkeep(self, new: np.ndarray) -> None:
+        """Add the transfers that started, and switch between set and array mode (see
+        _BATCH): to arrays when this instant changes more than 1/_BATCH of the running
+        transfers' links, back to sets after _CALM instants in a row with less than 1/(4
+        _BATCH)."""
         on = self._on_link
-        for gl, go in gone:
-            for lk, t in zip(gl.tolist(), go.tolist(), strict=True):
-                on[lk].discard(t)
-            for t in set(go.tolist()):
-                self._links_of.pop(t, None)
-        for lk, t in zip(new_links.tolist(), new_owners.tolist(), strict=True):
+        if on is not None:
+            new_links = int(self.nlinks[new].sum()) if len(new) else 0
+            changed = new_links + self._gone_links
+            self._gone_links = 0
+            running = self._running_links + new_links
+            if changed * _BATCH > running:
+                self._to_arrays()
+                self._add_arrays(new)
+                self._calm = 0
+                return
+            ptr, links, run = self._py_ptr, self._py_links, self._running
+            for t in new.tolist():
+                run.add(t)
+                for lk in links[ptr[t] : ptr[t + 1]]:
+                    on[lk].add(t)
+            self._running_links = running
+            if len(new):
+                self._stale = True
+            return
+        self._add_arrays(new)
+        gone, self._gone = self._gone, []
+        changed = (int(self.nlinks[new].sum()) if len(new) else 0) + sum(len(g[0]) for g in gone)
+        running = len(self.act_links)
+        self._calm = self._calm + 1 if changed * 4 * _BATCH < running else 0
+        if self._small_ok and self._calm >= _CALM:
+            self._to_sets()
+
+    def _add_arrays(self, new: np.ndarray) -> None:
+        if not len(new):
+            return
+        lens = self.nlinks[new]
+        self.act = np.concatenate([self.act, new])
+        self.act_links = np.concatenate([self.act_links, self.links[_ranges(self.ptr[new], lens)]])
+        self.act_owner = np.concatenate([self.act_owner, np.repeat(new, lens)])
+
+    def _arrays(self) -> None:
+        """In set mode: rebuild the running arrays from the sets if they moved since."""
+        if self._on_link is None or not self._stale:
+            return
+        act = np.array(sorted(self._running), dtype=np.int64)
+        lens = self.nlinks[act]
+        self.act = act
+        self.act_links = self.links[_ranges(self.ptr[act], lens)]
+        self.act_owner = np.repeat(act, lens)
+        self._stale = False
+
+    def _to_arrays(self) -> None:
+        self._arrays()
+        self._on_link, self._heap, self._due, self._running = None, [], {}, set()
+        self._running_links = self._gone_links = 0
+        self._gone = []
+
+    def _to_sets(self) -> None:
+        on: dict[int, set[int]] = defaultdict(set)
+        for lk, t in zip(self.act_links.tolist(), self.act_owner.tolist(), strict=True):
             on[lk].add(t)
+        self._on_link = on
+        self._running = set(self.act.tolist())
+        self._running_links = len(self.act_links)
+        self._heap = list(zip(self.fin[self.act].tolist(), self.act.tolist(), strict=True))
+        heapq.heapify(self._heap)
+        self._due = {t: f for f, t in self._heap}
+        self._stale = False
 
     def _component(self, seeds: np.ndarray) -> np.ndarray:
         """Running transfers connected to the links of ``seeds`` through shared links."""
@@ -327,15 +464,18 @@ class _FlowSim:
             self._big += ((found is None) - self._big) / 256
             if self._searches >= 2048 and self._big > 0.75:
                 self._small_ok = False  # numpy passes from now on
-                self._on_link, self._links_of = None, {}
+                self._to_arrays()
             if found is not None:
                 return found
+            self._arrays()
         return self._component_large(seeds)
 
     def _component_small(self, seeds: np.ndarray) -> np.ndarray | None:
         """As _component, link by link; None once it grows past the size _SMALL sets."""
-        on, ptr, links, cache = self._on_link, self.ptr, self.links, self._links_of
-        stack = self.links[_ranges(ptr[seeds], self.nlinks[seeds])].tolist()
+        on, ptr, links = self._on_link, self._py_ptr, self._py_links
+        stack: list[int] = []
+        for t in seeds.tolist():
+            stack.extend(links[ptr[t] : ptr[t + 1]])
         seen_l = set(stack)
         seen_f: set[int] = set()
         cap = _SMALL
@@ -346,14 +486,11 @@ class _FlowSim:
                 seen_f.add(t)
                 if len(seen_f) > cap:
                     return None
-                lt = cache.get(t)
-                if lt is None:
-                    lt = cache[t] = links[ptr[t] : ptr[t + 1]].tolist()
-                for lk in lt:
+                for lk in links[ptr[t] : ptr[t + 1]]:
                     if lk not in seen_l:
                         seen_l.add(lk)
                         stack.append(lk)
-        return np.fromiter(seen_f, dtype=np.int64, count=len(seen_f))
+        return np.array(sorted(seen_f), dtype=np.int64)
 
     def _component_large(self, seeds: np.ndarray) -> np.ndarray:
         """As _component, by whole-array passes over the running transfers' links."""

@@ -49,6 +49,7 @@ from fredfab.model.training.timeline import CATEGORIES, Timeline, exposed
 from fredfab.model.training.workload import Workload
 from fredfab.model.training.workload_files import is_shipped, load_workload
 from fredfab.sim.engines import algorithm_choice
+from fredfab.sim.engines.symmetric_groups import representatives
 from fredfab.sim.engines.system import simulate
 from fredfab.sim.worker_pool import worker_pool
 
@@ -85,6 +86,12 @@ class SimComm:
         return tuple(sorted(group, key=self._rank.__getitem__))
 
     def time(self, op: str, groups: Sequence[tuple[int, ...]], sizes: Sequence[float]) -> float:
+        """Seconds until every collective ``op`` over ``groups`` has finished: the network's
+        time plus what the fabric's collective library adds (Fabric.library). On a fabric
+        without I/O controllers (ASTRA-sim's networks) the I/O patterns take no time: such a
+        system has no I/O phases (inputs come from the host, as on a GPU cluster)."""
+        if CollectiveKind(op).uses_io and not self.fabric.ios:
+            return 0.0
         if op != CollectiveKind.P2P:
             groups = [self.order(g) for g in groups]
         key = (op, tuple(map(tuple, groups)), tuple(float(s) for s in sizes))
@@ -98,10 +105,18 @@ class SimComm:
             if not reqs:
                 t = 0.0
             else:
-                res = simulate(self.fabric, reqs, chunks=self.chunks)
-                self.calls += 1
-                t = res.time
-                self.fallbacks.update(res.fallbacks)
+                # Link-disjoint translations of one group: one simulation per class.
+                reps = representatives(
+                    self.fabric, [r.group for r in reqs], [r.size_bytes for r in reqs]
+                )
+                net = 0.0
+                for batch in [reqs] if reps is None else [[reqs[i]] for i in reps]:
+                    res = simulate(self.fabric, batch, chunks=self.chunks)
+                    self.calls += 1
+                    net = max(net, res.time)
+                    self.fallbacks.update(res.fallbacks)
+                ranks = max(len(r.group) for r in reqs)
+                t = self.fabric.library.time(op, ranks, net)
             self.cache[key] = t
         return t
 
@@ -127,11 +142,15 @@ class Estimate:
     switch_timing: dict[str, Any] = field(default_factory=dict)
     #: On FRED fabrics, what the switch's phase rule did (phase_rule_summary); {} elsewhere.
     phase_rule: dict[str, Any] = field(default_factory=dict)
-    #: Share of every link's rate that carries payload under packet headers, on every fabric
-    #: (PacketCosts.header_payload_fraction of the card that applied); communication times
-    #: were divided by it.
+    #: Share of every link's rate that carries payload under packet headers and link-level
+    #: retry, on every fabric whose links carry FRED's packets (PacketCosts.link_fraction of
+    #: the card that applied; 1 elsewhere); communication times were divided by it.
     payload_fraction: float = 1.0
     notes: tuple[str, ...] = ()
+    #: The NPU the estimate ran (its name and numbers).
+    npu: dict[str, Any] = field(default_factory=dict)
+    #: The fabric's collective library (CollectiveLibrary.to_dict).
+    library: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -182,6 +201,8 @@ class Estimate:
             "switch_timing": dict(self.switch_timing),
             "phase_rule": dict(self.phase_rule),
             "payload_fraction": self.payload_fraction,
+            "npu": dict(self.npu),
+            "library": dict(self.library),
             "notes": list(self.notes),
         }
 
@@ -280,13 +301,13 @@ def prepare(
         if implied is not None:
             cfg = resolve_config(wl, implied, sweep=sweep_settings, **overrides)
     st = cfg.strategy
-    problem = applicable(wl, cfg, fab.num_npus)
+    problem = applicable(wl, cfg, fab.num_npus) or _streams_from(fab, cfg)
     if problem:
         raise InputError(problem)
     layout = Layout(st, cfg.placement)
     a = wl.arrays()
-    ranges = (
-        split_stages(a["fwd_flops"] + a["bwd_flops"] + 1.0, st.pp)
+    ranges = (  # model chunks: PP x virtual_stages contiguous blocks, chunk k on stage k % PP
+        split_stages(a["fwd_flops"] + a["bwd_flops"] + 1.0, st.pp * cfg.virtual_stages)
         if cfg.execution == "weight-stationary"
         else [(0, wl.num_layers)]
     )
@@ -301,6 +322,8 @@ def prepare(
         minibatch=cfg.minibatch,
         timing_card=fab.timing.card.name if fab.switches else "",
         switch_timing=fab.timing.to_dict() if fab.has_fred_switches else {},
+        npu=npu_summary(npu),
+        library=fab.library.to_dict(),
     )
     notes = tuple(n for n in (mp_split(wl, st.mp).note(),) if n)
     return Prepared(wl, cfg, fab, comm, layout, ranges, mem, base, notes)
@@ -355,8 +378,9 @@ def estimate(
         notes.append(f"does not fit, estimated anyway (ignore memory): {mem.describe()}")
     tl = iteration_timeline(prep, npu)
     # The mesh's routers forward the same packets as FRED's switches (a header flit per
-    # packet_flits payload flits), so the header costs every fabric the same share of its
-    # links, from the same card; charging it to FRED alone would bias the comparison.
+    # packet_flits payload flits) over the same links, whose link-level retry replays a
+    # faulted flit: the header and the faults cost every fabric the same share of its
+    # links, from the same card; charging them to FRED alone would bias the comparison.
     payload = payload_fraction(fab, timing_card)
     tl = at_payload_rate(tl, payload)
     rule_summary: dict[str, Any] = {}
@@ -380,6 +404,25 @@ def estimate(
         notes=tuple(notes) + tuple(sorted(comm.fallbacks)),
         **base,
     )
+
+
+def npu_summary(npu: NPU) -> dict[str, Any]:
+    return {
+        "name": npu.name,
+        "peak_TFLOPS": npu.peak_flops / 1e12,
+        "kernel_efficiency": npu.efficiency,
+        "hbm_GBps": npu.hbm_bandwidth / 1e9,
+        "hbm_GB": npu.hbm_bytes / 1e9,
+    }
+
+
+def _streams_from(fab: Fabric, cfg: TrainingConfig) -> str:
+    if cfg.execution == "weight-streaming" and not fab.ios:
+        return (
+            f"weight streaming needs I/O controllers to stream from; {fab.name} has none "
+            "(use execution weight-stationary)"
+        )
+    return ""
 
 
 def phase_rule_summary(rule: PhaseRule, done: Prioritised) -> dict[str, Any]:
@@ -407,9 +450,12 @@ def phase_rule_summary(rule: PhaseRule, done: Prioritised) -> dict[str, Any]:
 
 
 def payload_fraction(fab: Fabric, timing_card: str | Path | None = None) -> float:
-    """The share of every link's rate that carries payload under packet headers, from the
-    card that applies to ``fab`` (PacketCosts.header_payload_fraction)."""
-    return _packet_costs(fab, timing_card).header_payload_fraction
+    """The share of every link's rate that carries payload under packet headers and
+    link-level retry, from the card that applies to ``fab`` (PacketCosts.link_fraction); 1
+    on a fabric whose links carry no FRED packet headers (``Fabric.packet_headers``)."""
+    if not fab.packet_headers:
+        return 1.0
+    return _packet_costs(fab, timing_card).link_fraction
 
 
 def _packet_costs(fab: Fabric, timing_card: str | Path | None) -> PacketCosts:
@@ -463,6 +509,10 @@ def _settings(cfg: TrainingConfig, mem: MemoryReport) -> dict[str, Any]:
         "recompute": mem.recompute,
         "accumulation": mem.accumulation,
         "chunks": cfg.chunks,
+        "virtual_stages": cfg.virtual_stages,
+        "sequence_parallel": cfg.sequence_parallel,
+        "pp_scatter_gather": cfg.pp_scatter_gather,
+        "dp_overlap": cfg.dp_overlap,
     }
 
 

@@ -20,17 +20,21 @@ on VC v only for a packet of VC v it holds (``assume``). Asserted, per VC:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Assert, Assume, Cat, Cover, Fragment, Module, Mux, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Cover, Fragment, Module, Mux, Signal
 
 from fredfab.hw.packet.input_port import InputPort
 from fredfab.hw.packet.layouts import header_layout, payload_flit_layout
+from fredfab.hw.packet.link_retry import RetryReceiver
 from fredfab.hw.packet.manifest import manifest
 from fredfab.hw.packet.output_port import OutputPort
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.packet.switch import PacketSwitch
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.format import (
+    DATA_VCS,
     HEADER_BITS,
     KIND_NACK,
     N_VCS,
@@ -69,6 +73,7 @@ class LinkMonitor:
         f = tx.payload
         sent = tx.valid
         self.outstanding = []
+        self.counts = []  # per VC: packets seen, modulo 16
         self.open = Signal(name=f"{name}_open")  # a data packet is on the link
         self.open_vc = Signal(2, name=f"{name}_open_vc")
         self.open_pkt = Signal(PKT_BITS, name=f"{name}_open_pkt")
@@ -85,11 +90,20 @@ class LinkMonitor:
             with m.If(head_v):
                 m.d.comb += Assert(held < depths[v], f"{name}: VC {v} head only with a credit")
             count = Signal(PKT_BITS, name=f"{name}_pkts_{v}")
+            self.counts.append(count)
             with m.If(head_v):
                 m.d.sync += count.eq(count + 1)
                 m.d.comb += Assert(f.pkt == count, f"{name}: VC {v} pkt counts its packets")
         data_head = sent & f.head & (f.vc != VC_CTRL)
-        body = sent & ~f.head
+        body = sent & ~f.head & ~f.sync
+        # A credit sync (model/packet/link.py): one flit between packets, carrying the VC's
+        # next pkt (that of the packet that would follow), so the receiver can tell which
+        # packets it lost whole.
+        with m.If(sent & f.sync):
+            m.d.comb += [
+                Assert(~f.head & ~self.open, f"{name}: a sync flit only between packets"),
+                Assert(f.pkt == Array(self.counts)[f.vc], f"{name}: a sync carries the next pkt"),
+            ]
         with m.If(sent & (f.vc == VC_CTRL)):
             m.d.comb += Assert(f.head & f.last, f"{name}: a control packet is one flit")
         with m.If(data_head):
@@ -110,60 +124,108 @@ class LinkMonitor:
         return ~self.open
 
 
-def output_port_harness(mutant: bool = False, fmt: PacketFormat = FORMAL_FORMAT) -> Module:
+#: The output port's packet layer is checked with link-level retry off (its sender then
+#: passes every flit straight to ``tx``): retry only holds flits back and replays them, and
+#: sim/formal/link_retry.py proves on its own that the far end takes exactly the flits
+#: offered, in order, once. The liveness proof keeps retry on.
+PORT_FORMAT = replace(FORMAL_FORMAT, link_retry=False)
+
+
+def output_port_harness(mutant: bool = False, fmt: PacketFormat = PORT_FORMAT) -> Module:
     """The output port alone: any payload flits of any framing, any ``phase_vc`` and index
-    changing at any time, any control packets, any receiver keeping the credit rule.
+    changing at any time, any control packets, any receiver keeping the credit rule, any
+    control unit that reserves a credit of a data VC (``reserve``) only while the port shows
+    it free (``can_take``) and begins a packet only on a credit it reserved for it.
     ``mutant``: the port is built for one more packet of buffer than the manifest states
     (a credit counter one too large)."""
     params = packet_params(fmt=fmt)
-    built = packet_params(fmt=PacketFormat(fmt.packet_flits, fmt.data_depth + 1, fmt.ctrl_depth))
+    built = packet_params(fmt=replace(fmt, data_depth=fmt.data_depth + 1))
     m = harness_module()
     m.submodules.port = port = OutputPort(built if mutant else params, 0)
     streams.free_input(m, port.i, "i")
     streams.free_input(m, port.ctrl, "ctrl")
     m.d.comb += [port.phase_vc.eq(AnySeq(2)), port.phase_index.eq(AnySeq(len(port.phase_index)))]
-    mon = LinkMonitor(m, port.tx, port.tx_credit, stated_depths(params), "tx")
-    # busy (the port's own "inside a data packet") agrees with the link, one cycle ahead
-    # of it (tx is a register).
-    was_busy = Signal()
-    m.d.sync += was_busy.eq(port.busy)
+    # The control unit: a credit reserved only while free; a packet begins (its first flit
+    # offered between packets) only on the phase's VC with a credit reserved and unused.
+    reserve = Signal(len(DATA_VCS), name="reserve")
+    m.d.comb += [reserve.eq(AnySeq(len(DATA_VCS))), port.reserve.eq(reserve)]
+    depths = stated_depths(params)
+    # A header went out last cycle: busy rose (each packet raises it; a header never follows
+    # a last flit in the same cycle), on the VC phase_vc named then.
+    was_busy, vc_then = Signal(name="was_busy"), Signal(2, name="phase_vc_then")
+    m.d.sync += [was_busy.eq(port.busy), vc_then.eq(port.phase_vc)]
+    unused = []
+    for j, v in enumerate(DATA_VCS):
+        m.d.comb += Assume(~reserve[j] | port.can_take[j], f"reserve {v} only while free")
+        left = Signal(range(depths[v] + 2), name=f"reserved_unused_{v}")
+        unused.append(left)
+        began = port.busy & ~was_busy & (vc_then == v)
+        m.d.sync += left.eq(left + reserve[j] - began)
+    starts = port.i.valid & ~port.busy  # a first flit offered: its header is next
+    m.d.comb += Assume(
+        ~starts | ((port.phase_vc != VC_CTRL) & (Array(unused)[port.phase_vc[:2]] != 0)),
+        "a packet begins on a credit reserved for it",
+    )
+    mon = LinkMonitor(m, port.tx, port.tx_credit, depths, "tx")
+    # busy (the port's own "inside a data packet") agrees with the link, one cycle ahead of
+    # it (tx is a register).
     m.d.comb += Assert(was_busy == mon.open, "busy: exactly while a data packet is on the link")
     return m
 
 
 def output_liveness_harness(mutant: bool = False, fmt: PacketFormat = FORMAL_FORMAT) -> Module:
     """Bounded liveness of the output port: credits come back within ``RETURN_CYCLES`` of a
-    packet's end, the interconnect offers payload flits and no control packets compete.
-    Asserted: a payload flit offered is taken within ``liveness_bound(fmt)`` cycles.
-    ``mutant``: the receiver returns no credit of the phase's VC (the bound must fail)."""
+    packet's end, the link's far end takes every flit and acknowledges it (a link-level
+    retry receiver, hw/packet/link_retry.py, on a link that loses nothing), the interconnect
+    always has payload flits and no control packets compete. The control unit's part is
+    modelled as the protocol states it: a packet starts only after a commit that reserved
+    a credit of its VC on this output (``reserve``), and a commit needs ``can_take``.
+    Asserted: the interconnect waits at most ``liveness_bound(fmt)`` cycles for each flit
+    to be taken. ``mutant``: the receiver returns no credit of the phase's VC (the bound
+    must fail)."""
     params = packet_params(fmt=fmt)
     m = harness_module()
     m.submodules.port = port = OutputPort(params, 0)
-    payload = payload_flit_layout(params)
+    m.submodules.far = far = RetryReceiver(params)
     m.d.comb += [
-        port.i.valid.eq(1),
+        far.i.valid.eq(port.tx.valid),
+        far.i.payload.eq(port.tx.payload),
+        port.tx_ack.eq(far.ack),
+    ]
+    payload = payload_flit_layout(params)
+    # The interconnect's framing: a packet is packet_flits flits, the last marked.
+    sent = Signal(range(fmt.packet_flits), name="payload_sent")
+    reserved = Signal(name="reserved")  # a credit is reserved for the packet not yet begun
+    commit = ~reserved & (sent == 0) & port.can_take[0]
+    took = port.i.valid & port.i.ready
+    m.d.comb += [
+        port.reserve.eq(Cat(commit, 0, 0)),
+        port.i.valid.eq(reserved | (sent != 0)),
         port.i.payload.eq(AnySeq(payload.size)),
+        port.i.payload.last.eq(sent == fmt.packet_flits - 1),
         port.ctrl.valid.eq(0),
         port.phase_vc.eq(0),
         port.phase_index.eq(1),
     ]
-    # The interconnect's framing: a packet is packet_flits flits, the last marked.
-    sent = Signal(range(fmt.packet_flits), name="payload_sent")
-    with m.If(port.i.valid & port.i.ready):
+    with m.If(took):
         m.d.sync += sent.eq(Mux(sent == fmt.packet_flits - 1, 0, sent + 1))
-    m.d.comb += port.i.payload.last.eq(sent == fmt.packet_flits - 1)
+    with m.If(commit):
+        m.d.sync += reserved.eq(1)
+    with m.Elif(took & (sent == 0)):
+        m.d.sync += reserved.eq(0)
     # The receiver: each packet's credit comes back RETURN_CYCLES after its last flit.
     delay = [Signal(name=f"credit_delay{k}") for k in range(RETURN_CYCLES)]
-    ended = port.tx.valid & port.tx.payload.last & (port.tx.payload.vc == 0)
+    ended = far.o.valid & far.o.payload.last & (far.o.payload.vc == 0) & ~far.o.payload.sync
     m.d.sync += [delay[0].eq(ended)] + [delay[k].eq(delay[k - 1]) for k in range(1, RETURN_CYCLES)]
     back = Signal(N_VCS)
     m.d.comb += back.eq(Cat(delay[-1] & ~mutant, 0, 0, 0))
     m.d.comb += port.tx_credit.eq(back)
+    # Cycles since the interconnect last handed over a flit: it always has one to give.
     waited = Signal(range(2 * liveness_bound(fmt) + 2), name="waited")
-    with m.If(port.i.valid & ~port.i.ready):
-        m.d.sync += waited.eq(waited + 1)
-    with m.Else():
+    with m.If(took):
         m.d.sync += waited.eq(0)
+    with m.Else():
+        m.d.sync += waited.eq(waited + 1)
     m.d.comb += Assert(waited <= liveness_bound(fmt), "liveness: a flit waits at most the bound")
     return m
 
@@ -173,20 +235,21 @@ RETURN_CYCLES = 3
 
 
 def liveness_bound(fmt: PacketFormat) -> int:
-    """Cycles a payload flit offered to the output port waits at most, when every credit
-    comes back ``RETURN_CYCLES`` after its packet's last flit and nothing else competes for
-    the link: with no credit held, the oldest outstanding packet has sent its last flit, so
-    its credit is back within ``RETURN_CYCLES`` cycles; the counter takes it in one more (a
-    register), and the header goes out one cycle before the first payload flit. At least one
-    credit held: only the header's cycle. ``fmt`` does not enter: the bound is the worst
-    case over any depth and packet length."""
-    return RETURN_CYCLES + 2
+    """Cycles the interconnect waits at most to hand the output port its next payload flit,
+    when every credit comes back ``RETURN_CYCLES`` after its packet's last flit and nothing
+    else competes for the link. With no credit held, the oldest outstanding packet's last
+    flit is on the link (``tx`` is a register: one cycle), its credit is back within
+    ``RETURN_CYCLES`` cycles and the counter takes it in one more; the commit that reserves
+    it is one cycle, the header goes out the next, and the first payload flit one after.
+    With a credit held: the commit and the header's cycle. ``fmt`` does not enter: the
+    bound is the worst case over any depth and packet length."""
+    return RETURN_CYCLES + 3
 
 
 #: The switch-level format: one payload flit per packet keeps the tail timeout
 #: (model/packet/link.py: four packets' worth of link cycles) at 8 cycles, so a bounded
 #: check reaches it.
-SWITCH_FORMAT = PacketFormat(packet_flits=1, data_depth=2, ctrl_depth=2)
+SWITCH_FORMAT = PacketFormat(packet_flits=1, data_depth=2, ctrl_depth=2, link_retry=False)
 
 
 class NpuSender:
@@ -264,7 +327,7 @@ def switch_harness(cover: bool = False, mutant: bool = False) -> Module:
         return m
     for q, mon in enumerate(monitors):
         tx = sw.tx[q].payload
-        data_flit = sw.tx[q].valid & (tx.vc != VC_CTRL)
+        data_flit = sw.tx[q].valid & (tx.vc != VC_CTRL) & ~tx.sync  # a sync is no packet's
         header = header_layout(tx.data[:HEADER_BITS])
         hvc, hindex = header.vc, header.index
         open_index = Signal.like(hindex, name=f"tx{q}_open_index")

@@ -15,7 +15,7 @@ from functools import partial
 
 from amaranth.hdl import Module
 
-from fredfab.sim.formal import blocks, network, packet, phases
+from fredfab.sim.formal import blocks, link_retry, network, packet, phases
 from fredfab.sim.formal.runner import DEFAULT_TIMEOUT, MODES
 
 #: Wall-clock limit of the switch-level packet proofs: minutes each on an idle machine, far
@@ -244,7 +244,8 @@ def _packet_proofs() -> list[Proof]:
             "bmc",
             16,
             "packet output port: per VC, packets outstanding within the manifest's depth (a "
-            "head only with a credit); packets whole and never interleaved; pkt counts",
+            "head only on a credit reserved at commit); packets whole and never interleaved; "
+            "pkt counts; syncs only between packets, with the next pkt",
             "the port is built for one more packet per data VC than the manifest states",
             packet.output_port_harness,
             False,
@@ -253,10 +254,20 @@ def _packet_proofs() -> list[Proof]:
             "packet.output_port.liveness",
             "bmc",
             24,
-            "packet output port: with credits back 3 cycles after each packet, a payload "
-            "flit offered is taken within 5 cycles",
+            "packet output port: with credits back 3 cycles after each packet and every "
+            "flit acknowledged, the interconnect waits at most 6 cycles per payload flit",
             "the receiver returns no credit",
             packet.output_liveness_harness,
+        ),
+        Proof(
+            "packet.link_retry.order",
+            "bmc",
+            14,
+            "link-level retry on a link that loses any flit: the far end takes exactly the "
+            "flits offered, in order, each once (losses replayed, replays not taken twice)",
+            "the far end takes every flit whose CRC passes, replays included",
+            link_retry.retry_harness,
+            False,
         ),
         Proof(
             "packet.input_port.credits",
@@ -284,7 +295,7 @@ def _packet_proofs() -> list[Proof]:
         Proof(
             "packet.switch.covers",
             "cover",
-            12,
+            16,
             "packet switch, P = 2: a data packet leaves; MP preempts a running phase; a NACK "
             "fans out to both ports",
             "no control packet reaches an output port (no NACK can fan out)",

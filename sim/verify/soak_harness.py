@@ -41,11 +41,8 @@ from amaranth.back import verilog
 from amaranth.hdl import (
     C,
     Cat,
-    ClockSignal,
     Const,
-    Instance,
     Module,
-    ResetSignal,
     Shape,
     Signal,
     Value,
@@ -56,6 +53,7 @@ from amaranth.lib.wiring import In, Out
 from fredfab.hw.flit import flit_layout, flit_stream
 from fredfab.hw.params import SwitchParams
 from fredfab.model.switch.router import Routing
+from fredfab.sim.verify.dut_instance import manifest_instance
 
 MODULE = "fred_soak"
 #: Widths of the flit counters (per output port) and of the error counter and fields.
@@ -446,21 +444,7 @@ class SoakHarness(wiring.Component):
         m.d.comb += [self.err_got.eq(counters.err_got), self.err_exp.eq(counters.err_exp)]
 
         # The switch itself; outputs nobody reads (status) still get a wire each.
-        ports = {}
-        for port in self.manifest["ports"]:
-            name, direction = port["name"], port["direction"]
-            if name in conns:
-                ports[name] = ("i" if direction == "input" else "o", conns[name])
-            elif direction == "output":
-                ports[name] = ("o", Signal(port["width"], name=f"unused_{name}"))
-            else:
-                raise ValueError(f"the soak does not know what to drive on input {name!r}")
-        m.submodules.dut = Instance(
-            self.manifest["top"],
-            ("i", self.manifest["clock"], ClockSignal()),
-            ("i", self.manifest["reset"]["name"], ResetSignal()),
-            *((d, name, v) for name, (d, v) in ports.items()),
-        )
+        m.submodules.dut = manifest_instance(self.manifest, conns, idle_inputs=False)
         return m
 
 

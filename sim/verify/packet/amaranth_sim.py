@@ -10,7 +10,7 @@ from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.packet.switch import PacketSwitch
 from fredfab.sim.verify.packet.loop import LoopResult, run_loop
 from fredfab.sim.verify.packet.scenario import PacketScenario
-from fredfab.sim.verify.packet.traffic import build_traffic
+from fredfab.sim.verify.packet.traffic import PacketTraffic, build_traffic
 
 
 class AmaranthPins:
@@ -24,12 +24,16 @@ class AmaranthPins:
     def rx_credit(self, port: int) -> int:
         return self.ctx.get(self.dut.rx_credit[port])
 
-    def drive(self, port: int, flit: int | None, tx_credit: int) -> None:
+    def rx_ack(self, port: int) -> int:
+        return self.ctx.get(self.dut.rx_ack[port].as_value())
+
+    def drive(self, port: int, flit: int | None, tx_credit: int, tx_ack: int) -> None:
         r = self.dut.rx[port]
         self.ctx.set(r.valid, flit is not None)
         if flit is not None:
             self.ctx.set(r.payload.as_value(), flit)
         self.ctx.set(self.dut.tx_credit[port], tx_credit)
+        self.ctx.set(self.dut.tx_ack[port].as_value(), tx_ack)
 
     def write_cfg(self, slot: int, addr: int, data: int) -> None:
         self.ctx.set(self.dut.cfg.valid, 1)
@@ -57,19 +61,27 @@ class AmaranthPins:
         await self.ctx.tick()
 
 
-def run_switch(params: PacketParams, scenario: PacketScenario, trace=None) -> LoopResult:
-    """Run ``scenario`` on the switch of ``params``; ``trace`` as in loop.run_loop."""
+def run_switch(
+    params: PacketParams,
+    scenario: PacketScenario,
+    trace=None,
+    traffic: PacketTraffic | None = None,
+    on_npus=None,
+) -> LoopResult:
+    """Run ``scenario`` on the switch of ``params`` (with ``traffic``, or the scenario's own:
+    traffic.build_traffic); ``trace`` and ``on_npus`` as in loop.run_loop."""
     s = params.switch
-    traffic = build_traffic(
-        scenario,
-        s.ports,
-        s.m,
-        s.arch,
-        s.dtype,
-        s.lanes,
-        params.fmt.packet_flits,
-        s.word_width,
-    )
+    if traffic is None:
+        traffic = build_traffic(
+            scenario,
+            s.ports,
+            s.m,
+            s.arch,
+            s.dtype,
+            s.lanes,
+            params.fmt.packet_flits,
+            s.word_width,
+        )
     dut = PacketSwitch(params)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
@@ -77,7 +89,9 @@ def run_switch(params: PacketParams, scenario: PacketScenario, trace=None) -> Lo
 
     async def tb(ctx) -> None:
         pins = AmaranthPins(dut, ctx)
-        out.append(await run_loop(pins, scenario, traffic, params.fmt, s.data_width, trace))
+        out.append(
+            await run_loop(pins, scenario, traffic, params.fmt, s.data_width, trace, on_npus)
+        )
 
     sim.add_testbench(tb)
     sim.run()

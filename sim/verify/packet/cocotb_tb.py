@@ -53,6 +53,9 @@ class CocotbPins:
         self._tx = [(getattr(dut, n["payload"]), getattr(dut, n["valid"])) for n in links["tx"]]
         self.rx_credits = [getattr(dut, n) for n in credits["rx_credit"]]
         self.tx_credits = [getattr(dut, n) for n in credits["tx_credit"]]
+        retry = manifest["link_retry"]
+        self.rx_acks = [getattr(dut, n) for n in retry["rx_ack"]]
+        self.tx_acks = [getattr(dut, n) for n in retry["tx_ack"]]
         st = manifest["streams"]
         self.cfg = {k: getattr(dut, v) for k, v in st["cfg"].items()}
         self.flows = {k: getattr(dut, v) for k, v in st["flows"].items()}
@@ -87,12 +90,16 @@ class CocotbPins:
     def rx_credit(self, port: int) -> int:
         return self.read(self.rx_credits[port])
 
-    def drive(self, port: int, flit: int | None, tx_credit: int) -> None:
+    def rx_ack(self, port: int) -> int:
+        return self.read(self.rx_acks[port])
+
+    def drive(self, port: int, flit: int | None, tx_credit: int, tx_ack: int) -> None:
         payload, valid = self._rx[port]
         self.put(valid, int(flit is not None))
         if flit is not None:
             self.put(payload, flit)
         self.put(self.tx_credits[port], tx_credit)
+        self.put(self.tx_acks[port], tx_ack)
 
     def write_cfg(self, slot: int, addr: int, data: int) -> None:
         c = self.cfg_lsb
@@ -126,7 +133,7 @@ class CocotbPins:
     async def reset(self) -> None:
         Clock(self.clk, 10, unit="ns").start()
         for p in range(len(self._rx)):
-            self.drive(p, None, 0)
+            self.drive(p, None, 0, 0)
         self.idle_config()
         self.put(self.rst, 1)
         for _ in range(RESET_CYCLES):
@@ -161,14 +168,16 @@ def _write_report() -> None:
 
 def _register(scenario: PacketScenario):
     async def test(dut) -> None:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             result = await run_scenario(dut, scenario)
         except Exception as exc:  # the bench itself failed: report it, then fail the test
             REPORT[scenario.name] = {"passed": False, "errors": [f"{type(exc).__name__}: {exc}"]}
             _write_report()
             raise
-        REPORT[scenario.name] = result_dict(result, time.perf_counter() - t0)
+        REPORT[scenario.name] = result_dict(
+            result, time.perf_counter() - t0, time.process_time() - c0
+        )
         _write_report()
         assert result.passed, "; ".join(result.errors[:5])
 

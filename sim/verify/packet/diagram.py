@@ -5,7 +5,7 @@ DP (an All-Reduce over every port) streams; at cycle ``--at`` MP (All-Reduce in 
 two packets. One character per cycle, per link of port 0 and for the switch's phase:
 
 * links: ``M``/``D``/``P`` a head flit of MP/DP/PP, ``m``/``d``/``p`` a payload flit,
-  ``c`` a control flit (ACK/NACK), ``.`` nothing;
+  ``c`` a control flit (ACK/NACK/REWIND), ``s`` a credit sync, ``.`` nothing;
 * phase: ``M``/``D``/``P`` the VC the interconnect serves, ``r`` reconfiguring (draining the
   packets in flight, then copying the slot), ``.`` no phase yet.
 """
@@ -16,7 +16,7 @@ import argparse
 
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
-from fredfab.model.packet.format import VC_CTRL, VC_DP, VC_MP, LinkFlit
+from fredfab.model.packet.format import VC_CTRL, VC_DP, VC_MP, LinkFormat
 from fredfab.sim.verify.packet.amaranth_sim import run_switch
 from fredfab.sim.verify.packet.scenario import PacketPhase, PacketScenario
 from fredfab.sim.verify.packet.scenarios import DP_SLOT, MP_SLOT, dp_flows, mp_flows
@@ -24,10 +24,12 @@ from fredfab.sim.verify.packet.scenarios import DP_SLOT, MP_SLOT, dp_flows, mp_f
 LETTER = {0: "m", 1: "d", 2: "p"}
 
 
-def _flit_char(bits: int | None, data_bits: int) -> str:
+def _flit_char(bits: int | None, link: LinkFormat) -> str:
     if bits is None:
         return "."
-    f = LinkFlit.from_bits(bits, data_bits)
+    f = link.decode(bits)
+    if f.sync:
+        return "s"
     if f.vc == VC_CTRL:
         return "c"
     return LETTER[f.vc].upper() if f.head else LETTER[f.vc]
@@ -35,7 +37,7 @@ def _flit_char(bits: int | None, data_bits: int) -> str:
 
 def preemption_diagram(ports: int = 4, at: int = 60, window: int = 60) -> str:
     params = PacketParams(SwitchParams(ports, lanes=4, dtype="bf16"))
-    bits = params.switch.data_width
+    link = params.link
     scenario = PacketScenario(
         "preempt",
         (
@@ -49,8 +51,8 @@ def preemption_diagram(ports: int = 4, at: int = 60, window: int = 60) -> str:
     def trace(now, drives, seen, phase) -> None:
         if not start <= now < start + window:
             return
-        rows["rx[0] NPU->switch"].append(_flit_char(drives[0][0], bits))
-        rows["tx[0] switch->NPU"].append(_flit_char(seen[0][0], bits))
+        rows["rx[0] NPU->switch"].append(_flit_char(drives[0][0], link))
+        rows["tx[0] switch->NPU"].append(_flit_char(seen[0][0], link))
         valid, vc, _, reconf = phase
         rows["phase"].append("r" if reconf else (LETTER[vc].upper() if valid else "."))
 

@@ -5,8 +5,9 @@ through a ``Pins`` object that reads and drives the switch's ports by their mani
 Per cycle: drive the switch's rx flits and tx credits (decided last cycle); once the
 design has settled, read what it drives (tx flits, rx credits), which is what it sends at the
 coming clock edge; after the edge pass each tx flit through its link's faults and let every
-NPU take its cycle, whose flit goes through the other direction's faults. This is the same
-on both simulators, and a flit counts as sent exactly when the RTL's state says it was.
+NPU take its cycle, whose flit goes through the other direction's faults (each link's
+faults step every cycle, flit or not: model/packet/faults.py). This is the same on both
+simulators, and a flit counts as sent exactly when the RTL's state says it was.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import numpy as np
-
 from fredfab.model.packet.faults import LinkFaults
-from fredfab.model.packet.format import LinkFlit, PacketFormat
-from fredfab.sim.verify.packet.endpoint import Npu
+from fredfab.model.packet.format import LSEQ_BITS, PacketFormat
+from fredfab.model.prng import seed
+from fredfab.sim.verify.packet.endpoint import Npu, npu_seed
 from fredfab.sim.verify.packet.scenario import PacketScenario
 from fredfab.sim.verify.packet.traffic import PacketTraffic, SlotLoad
 
@@ -29,7 +29,8 @@ class Pins(Protocol):
 
     def tx(self, port: int) -> int | None: ...
     def rx_credit(self, port: int) -> int: ...
-    def drive(self, port: int, flit: int | None, tx_credit: int) -> None: ...
+    def rx_ack(self, port: int) -> int: ...  # the ack layout's bits (hw/packet/link_retry.py)
+    def drive(self, port: int, flit: int | None, tx_credit: int, tx_ack: int) -> None: ...
     def write_cfg(self, slot: int, addr: int, data: int) -> None: ...
     def write_flow_row(self, table: int, slot: int, port: int, mask: int) -> None: ...
     def idle_config(self) -> None: ...
@@ -80,12 +81,15 @@ async def run_loop(
     fmt: PacketFormat,
     data_bits: int,
     trace: Callable[..., None] | None = None,
+    on_npus: Callable[[list[Npu]], None] | None = None,
 ) -> LoopResult:
     """Run ``scenario``. ``trace(cycle, drives, seen, phase)``, when given, sees every
-    cycle: per port what the NPU drove (rx flit bits or None, tx credits) and what the switch
-    drove (tx flit bits or None, rx credits), and (phase valid, vc, index, reconfiguring)."""
+    cycle: per port what the NPU drove (rx flit bits or None, tx credits, retry state) and
+    what the switch drove (tx flit bits or None, rx credits, retry state), and (phase valid,
+    vc, index, reconfiguring). ``on_npus`` sees the NPUs before the first cycle."""
     ports = len(traffic.sends)
     links = scenario.links
+    link = fmt.link(data_bits)
     npus = [
         Npu(
             p,
@@ -98,27 +102,25 @@ async def run_loop(
             receiver_timeout=scenario.receiver_timeout,
             idle=links.idle,
             stall=links.stall,
-            rng=np.random.default_rng([scenario.seed, 1000 + p]),
+            draws_seed=npu_seed(scenario.seed, p),
+            credit_holds=tuple((a, b) for q, a, b in scenario.credit_holds if q == p),
         )
         for p in range(ports)
     ]
-    up = [
-        LinkFaults(links.drop, links.corrupt, scenario.seed * 7919 + 2 * p, data_bits)
-        for p in range(ports)
-    ]
-    down = [
-        LinkFaults(links.drop, links.corrupt, scenario.seed * 7919 + 2 * p + 1, data_bits)
-        for p in range(ports)
-    ]
+    if on_npus is not None:
+        on_npus(npus)
+    rates = links.faults
+    up = [LinkFaults(rates, link_seed(scenario.seed, p, "up"), link) for p in range(ports)]
+    down = [LinkFaults(rates, link_seed(scenario.seed, p, "down"), link) for p in range(ports)]
     await load(pins, traffic.loads)
     result = LoopResult(0, False, [], npus, {})
     last_phase = None
-    drives: list[tuple[int | None, int]] = [(None, 0)] * ports
+    drives: list[tuple[int | None, int, int]] = [(None, 0, 0)] * ports
     for now in range(scenario.max_cycles):
         for p in range(ports):
             pins.drive(p, *drives[p])
         await pins.settle()
-        seen = [(pins.tx(p), pins.rx_credit(p)) for p in range(ports)]
+        seen = [(pins.tx(p), pins.rx_credit(p), pins.rx_ack(p)) for p in range(ports)]
         valid, vc, index, reconf = pins.phase()
         await pins.edge()
         if trace is not None:
@@ -128,12 +130,11 @@ async def run_loop(
             result.phases.append(PhaseChange(now, vc, index))
             last_phase = (vc, index)
         for p, npu in enumerate(npus):
-            bits, credits_in = seen[p]
-            rx = None if bits is None else down[p].apply(LinkFlit.from_bits(bits, data_bits))
-            flit, credits = npu.cycle(now, rx, credits_in)
-            if flit is not None:
-                flit = up[p].apply(flit)
-            drives[p] = (None if flit is None else flit.to_bits(data_bits), credits)
+            bits, credits_in, ack_in = seen[p]
+            rx = down[p].step(None if bits is None else link.decode(bits))
+            flit, credits, ack = npu.cycle(now, rx, credits_in, unpack_ack(ack_in))
+            flit = up[p].step(flit)
+            drives[p] = (None if flit is None else link.encode(flit), credits, pack_ack(*ack))
         if now % 8 == 0 and all(n.done for n in npus):
             result.done = True
             result.cycles = now
@@ -145,29 +146,40 @@ async def run_loop(
     if not result.done:
         result.errors.append(_stuck(npus))
     for p, npu in enumerate(npus):
-        for key, r in npu.receivers.items():
+        for key, r in npu.rx_by_key.items():
             if r.gbn.complete and r.got != r.stream.expect:
                 result.errors.append(
                     f"port {p} stream {key}: delivered {len(r.got)} packets, not the expected ones"
                 )
-    result.faults = {
-        "flits": sum(f.flits for f in up + down),
-        "dropped": sum(f.dropped for f in up + down),
-        "corrupted": sum(f.corrupted for f in up + down),
-        "undetected": sum(f.undetected for f in up + down),
-    }
+    counts = [f.counts() for f in up + down]
+    result.faults = {key: sum(c[key] for c in counts) for key in counts[0]}
     return result
+
+
+def unpack_ack(bits: int) -> tuple[int, bool]:
+    """(expect, nak) from the retry state's bits: expect in the low LSEQ_BITS, nak above."""
+    return bits & ((1 << LSEQ_BITS) - 1), bool(bits >> LSEQ_BITS)
+
+
+def pack_ack(expect: int, nak: bool) -> int:
+    return expect | (int(nak) << LSEQ_BITS)
+
+
+def link_seed(scenario_seed: int, port: int, direction: str) -> int:
+    """The seed of the faults on port ``port``'s link, ``direction`` "up" (NPU to switch) or
+    "down"."""
+    return seed(f"link:{scenario_seed}:{direction}", port)
 
 
 def _stuck(npus: list[Npu]) -> str:
     lines = []
     for npu in npus:
-        for key, s in npu.senders.items():
+        for key, s in npu.by_key.items():
             if not s.gbn.done:
                 lines.append(
                     f"port {npu.port} sender {key}: acked {dict(s.gbn.acked)} next {s.gbn.next}"
                 )
-        for key, r in npu.receivers.items():
+        for key, r in npu.rx_by_key.items():
             if not r.gbn.complete:
                 lines.append(
                     f"port {npu.port} receiver {key}: "

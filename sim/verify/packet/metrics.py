@@ -1,9 +1,11 @@
 """Figures of a packet run, from the bench's report (report.py): what the scenario had to
-deliver, goodput and the per-scenario row that the CLI and the bench print."""
+deliver, goodput, the per-scenario row that the CLI and the bench print, and the gaps
+inside packets on a link."""
 
 from __future__ import annotations
 
 from fredfab.hw.packet.params import PacketParams
+from fredfab.model.packet.format import VC_CTRL
 from fredfab.sim.verify.packet.scenario import PacketScenario
 
 
@@ -33,8 +35,32 @@ def scenario_row(name: str, report: dict, params: PacketParams) -> dict:
         "cycles": report.get("cycles"),
         "packets": report.get("packets_delivered"),
         "retransmissions": report.get("retransmissions"),
+        "link_replays": report.get("link_replays"),
         "bad_packets": report.get("bad_packets_received"),
         "dropped": faults.get("dropped"),
         "corrupted": faults.get("corrupted"),
         "goodput": round(goodput(report, params), 4),
     }
+
+
+def packet_gaps(flits) -> list[int]:
+    """Per data packet on a link, the longest run of cycles between two of its flits (from
+    its head to its last flit): ``flits`` has, per cycle, the link flit or None. Control
+    flits and syncs between a packet's flits count as gaps of that packet."""
+    last: dict[int, int] = {}  # open packet per data VC: the cycle of its latest flit
+    worst: dict[int, int] = {}
+    out = []
+    for t, f in enumerate(flits):
+        if f is None or f.sync or f.vc == VC_CTRL:
+            continue
+        if f.head:
+            last[f.vc], worst[f.vc] = t, 0
+            continue
+        if f.vc not in last:
+            continue
+        worst[f.vc] = max(worst[f.vc], t - last[f.vc] - 1)
+        last[f.vc] = t
+        if f.last:
+            out.append(worst.pop(f.vc))
+            del last[f.vc]
+    return out

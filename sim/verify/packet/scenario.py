@@ -10,6 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fredfab.model.packet.faults import FaultRates
 from fredfab.model.packet.format import DATA_VCS, UNICAST_INDEX
 from fredfab.model.switch.flow import Flow
 
@@ -52,15 +53,22 @@ class PacketPhase:
 
 @dataclass(frozen=True)
 class LinkHostility:
-    """drop / corrupt: per-flit fault rates on every link, both directions
-    (model/packet/faults.py); stall: probability that an NPU holds a freed buffer slot one
-    more cycle before returning its credit (backpressure); idle: probability that an NPU
-    sends nothing in a cycle it could."""
+    """drop / corrupt: per-flit fault rates on every link, both directions; burst: the
+    probability that a fault covers several consecutive flits; silence: the per-cycle
+    probability that a link goes silent for a while (model/packet/faults.py); stall:
+    probability that an NPU holds a freed buffer slot one more cycle before returning its
+    credit (backpressure); idle: probability that an NPU sends nothing in a cycle it could."""
 
     drop: float = 0.0
     corrupt: float = 0.0
     stall: float = 0.0
     idle: float = 0.0
+    burst: float = 0.0
+    silence: float = 0.0
+
+    @property
+    def faults(self) -> FaultRates:
+        return FaultRates(self.drop, self.corrupt, self.burst, self.silence)
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,9 @@ class PacketScenario:
     sender_timeout: int = 600
     receiver_timeout: int = 400
     max_cycles: int = 200_000
+    #: Slow receivers: (port, first cycle, end cycle) windows in which the NPU at that port
+    #: returns no credit to the switch.
+    credit_holds: tuple[tuple[int, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         # What the switch's sequence numbers are kept for (docs/switch-rtl.md, "Control
@@ -108,6 +119,7 @@ class PacketScenario:
             for p in d["phases"]
         )
         d["links"] = LinkHostility(**d["links"])
+        d["credit_holds"] = tuple(tuple(h) for h in d.get("credit_holds", ()))
         return cls(**d)
 
 

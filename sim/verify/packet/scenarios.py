@@ -75,25 +75,26 @@ def standard(ports: int, seed: int = 1, packets: int = 12) -> list[PacketScenari
             "three_phases_faults",
             three_phases(ports, packets, rng, 200),
             seed + 1,
-            LinkHostility(drop=0.01, corrupt=0.01, stall=0.3, idle=0.2),
+            LinkHostility(drop=0.01, corrupt=0.01, stall=0.3, idle=0.2, burst=0.2, silence=1e-4),
         ),
     ]
 
 
 def with_fault_rates(
-    scenarios: list[PacketScenario], drop: float | None, corrupt: float | None
+    scenarios: list[PacketScenario],
+    drop: float | None,
+    corrupt: float | None,
+    burst: float | None = None,
+    silence: float | None = None,
 ) -> list[PacketScenario]:
-    """The scenarios with ``drop`` / ``corrupt`` (where given) on the links of every scenario
-    that already has faulty links; the others stay clean, so that they keep checking a
-    lossless run."""
+    """The scenarios with ``drop`` / ``corrupt`` / ``burst`` / ``silence`` (where given) on
+    the links of every scenario that already has faulty links; the others stay clean, so
+    that they keep checking a lossless run."""
+    given = {"drop": drop, "corrupt": corrupt, "burst": burst, "silence": silence}
     out = []
     for s in scenarios:
         if s.links.drop or s.links.corrupt:
-            links = replace(
-                s.links,
-                drop=s.links.drop if drop is None else drop,
-                corrupt=s.links.corrupt if corrupt is None else corrupt,
-            )
+            links = replace(s.links, **{k: v for k, v in given.items() if v is not None})
             s = replace(s, links=links)
         out.append(s)
     return out

@@ -4,11 +4,13 @@ links through the cocotb bench, until a number of cycles has elapsed.
 Each scenario runs the MP, DP and PP phases (scenarios.py: MP pairs, DP over every port, a
 PP ring on the unicast index) with random packet counts and random start cycles, under
 random backpressure and idle rates, with drop and corrupt faults on every link at
-``drop`` and ``corrupt`` per flit. The NPU endpoints check every delivery as in every other packet
-run (bit-exact against the functional model, each packet once and in order); on top of
-that each scenario must deliver exactly the packets its phases define. Scenarios run in
-rounds of a few per simulator process (run_packet), sized from the cycles still to go and
-the cycles per packet measured so far, until at least ``cycles`` cycles have run.
+``drop`` and ``corrupt`` per flit, some of them bursts, and now and then a silent link.
+The NPU endpoints check every delivery as in every other packet run (bit-exact against the
+functional model, each packet once and in order); on top of that each scenario must
+deliver exactly the packets its phases define. Scenarios run in rounds of a few per
+simulator process (run_packet), sized from the cycles still to go and the cycles per
+packet measured so far, until at least ``cycles`` cycles have run. The Python endpoints
+set its pace; hw_soak.py runs the same kind of traffic with hardware endpoints instead.
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ from fredfab.sim.verify.packet.metrics import expected_packets
 from fredfab.sim.verify.packet.scenario import LinkHostility, PacketPhase, PacketScenario
 from fredfab.sim.verify.packet.scenarios import DP_SLOT, MP_SLOT, dp_flows, mp_flows, pp_flows
 
-#: Default per-flit drop and corrupt rate on every link, each direction.
+#: Default per-flit drop and corrupt rate on every link, each direction; the share of
+#: faults that are bursts, and the per-cycle rate at which a faulty link goes silent.
 FAULT_RATE = 1e-3
+BURST = 0.1
+SILENCE = 1e-5
 #: Scenarios per simulator process, and the largest scenario (cycles, about): a failure is
 #: found within one scenario, and a round's report is read when its process ends.
 PER_ROUND = 4
@@ -73,10 +78,18 @@ class PacketSoakResult:
 
 
 def soak_scenario(
-    name: str, ports: int, packets: int, seed: int, drop: float, corrupt: float
+    name: str,
+    ports: int,
+    packets: int,
+    seed: int,
+    drop: float,
+    corrupt: float,
+    burst: float = BURST,
+    silence: float = SILENCE,
 ) -> PacketScenario:
     """MP, DP and PP phases of ``packets / 2 .. packets`` packets each, starting at random
-    cycles, on links with random backpressure and idles and ``drop`` / ``corrupt`` faults."""
+    cycles, on links with random backpressure and idles and ``drop`` / ``corrupt`` faults,
+    a ``burst`` share of them bursts, links falling silent at ``silence`` per cycle."""
     rng = np.random.default_rng([seed, 17])
     counts = rng.integers(max(1, packets // 2), packets + 1, size=3)
     starts = rng.integers(0, MAX_SPREAD + 1, size=3)
@@ -90,6 +103,8 @@ def soak_scenario(
         corrupt=corrupt,
         stall=round(float(rng.uniform(0.0, 0.5)), 3),
         idle=round(float(rng.uniform(0.0, 0.4)), 3),
+        burst=burst,
+        silence=silence if drop or corrupt else 0.0,
     )
     # A hang shows as a scenario that runs out of cycles: allow several times the expected.
     budget = int(4 * FIRST_GUESS_CYCLES_PER_PACKET * packets) + MAX_SPREAD + 20_000
@@ -103,6 +118,8 @@ def packet_soak(
     *,
     drop: float = FAULT_RATE,
     corrupt: float = FAULT_RATE,
+    burst: float = BURST,
+    silence: float = SILENCE,
     seed: int = 1,
     root: Path = DEFAULT_ROOT,
     label: str = "soak",
@@ -126,6 +143,8 @@ def packet_soak(
                 seed * 100_003 + out.rounds * PER_ROUND + k,
                 drop,
                 corrupt,
+                burst,
+                silence,
             )
             for k in range(count)
         ]

@@ -15,7 +15,10 @@ Three scenarios on an otherwise idle switch, no faults, no backpressure:
   rate against its rate alone is ``vc_share``.
 * ``preempt``: DP runs first; once it streams, MP arrives. ``preempt_cycles`` is how much
   later MP's first packet arrives than it does on an idle switch (``alone``): the DP packet
-  in flight finishing, the drain, the configuration copy.
+  in flight finishing, the drain, the configuration copy and its check.
+* ``faulty``: ``alone`` on links that drop and corrupt flits at ``FAULT_RATE`` each. The
+  payload rate it loses against ``alone``, per faulted flit of the links, is
+  ``retry_cycles``: what one fault costs a link (link-level retry replays it).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from fredfab.model.packet.format import VC_DP, VC_MP
 from fredfab.sim.atomic import write_text
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.packet.cosim import run_packet
-from fredfab.sim.verify.packet.scenario import PacketPhase, PacketScenario
+from fredfab.sim.verify.packet.scenario import LinkHostility, PacketPhase, PacketScenario
 from fredfab.sim.verify.packet.scenarios import DP_SLOT, MP_SLOT, dp_flows, mp_flows
 
 #: Packets per stream: long enough that the first and last packets' edges are a small part
@@ -38,6 +41,9 @@ from fredfab.sim.verify.packet.scenarios import DP_SLOT, MP_SLOT, dp_flows, mp_f
 PACKETS = 48
 #: When MP arrives in ``preempt``: DP has filled its buffers and streams by then.
 PREEMPT_AT = 200
+#: Drop and corrupt rate of ``faulty``: a few dozen faults in its run, few enough that
+#: their costs do not overlap.
+FAULT_RATE = 5e-3
 
 
 @dataclass(frozen=True)
@@ -50,12 +56,15 @@ class PacketMeasurement:
     preempt_cycles: int
     credit_rtt_cycles: int
     vc_share: float
+    retry_cycles: float
     #: Details behind the card fields.
     payload_rate_alone: float  # payload flits per cycle at an MP receiver, MP alone
     payload_rate_competing: dict[str, float]  # per VC, while MP and DP both wait
     first_delivery_alone: int  # cycles from MP's start to its first packet delivered
     first_delivery_preempting: int  # the same with DP running when MP arrives
     credit_rtt: dict  # min / median / max / n over every packet of ``alone``
+    payload_rate_faulty: float  # ``alone``'s rate on faulty links
+    faults_per_flit: float  # faulted flits of ``faulty`` per flit its links carried
     simulated_cycles: int
 
     def card_fields(self) -> dict[str, float]:
@@ -66,6 +75,7 @@ class PacketMeasurement:
             "preempt_cycles": self.preempt_cycles,
             "credit_rtt_cycles": self.credit_rtt_cycles,
             "vc_share": self.vc_share,
+            "retry_cycles": self.retry_cycles,
         }
 
 
@@ -73,10 +83,12 @@ def scenarios(ports: int) -> list[PacketScenario]:
     mp = PacketPhase.of(VC_MP, MP_SLOT, mp_flows(ports), PACKETS)
     dp = PacketPhase.of(VC_DP, DP_SLOT, dp_flows(ports), PACKETS)
     late_mp = PacketPhase.of(VC_MP, MP_SLOT, mp_flows(ports), PACKETS // 4, PREEMPT_AT)
+    faulty = LinkHostility(drop=FAULT_RATE, corrupt=FAULT_RATE)
     return [
         PacketScenario("alone", (mp,)),
         PacketScenario("competing", (mp, dp)),
         PacketScenario("preempt", (dp, late_mp)),
+        PacketScenario("faulty", (mp,), links=faulty),
     ]
 
 
@@ -104,7 +116,9 @@ def measure_packet_costs(
     result = run_packet(params, sim, scenarios(params.ports), label="timing", root=root)
     if not result.passed:
         raise cosim.CosimError(f"packet timing scenarios failed on {sim}:\n{result.summary()}")
-    alone, competing, preempt = (result.scenarios[n] for n in ("alone", "competing", "preempt"))
+    alone, competing, preempt, faulty = (
+        result.scenarios[n] for n in ("alone", "competing", "preempt", "faulty")
+    )
     mp_alone = _streams(alone, VC_MP)
     rate_alone = _rate(mp_alone, pf)
     # While both wait, the switch serves MP (priority): MP's window is the competition.
@@ -117,6 +131,10 @@ def measure_packet_costs(
     # Link cycles per packet that carry no payload: the header flit and any bubble.
     header = round(pf / rate_alone - pf)
     rtt = alone["credit_rtt"]
+    rate_faulty = _rate(_streams(faulty, VC_MP), pf)
+    f = faulty["faults"]
+    per_flit = (f["dropped"] + f["corrupted"]) / f["flits"]
+    retry = max(0.0, rate_alone / rate_faulty - 1) / per_flit
     return PacketMeasurement(
         variant=params.name,
         simulator=cosim.simulator_version(sim),
@@ -126,12 +144,15 @@ def measure_packet_costs(
         preempt_cycles=first_late - first_alone,
         credit_rtt_cycles=rtt["min"],
         vc_share=round(rates["mp"] / rate_alone, 4),
+        retry_cycles=round(retry, 2),
         payload_rate_alone=round(rate_alone, 4),
         payload_rate_competing={k: round(v, 4) for k, v in rates.items()},
         first_delivery_alone=first_alone,
         first_delivery_preempting=first_late,
         credit_rtt=rtt,
-        simulated_cycles=sum(r["cycles"] for r in (alone, competing, preempt)),
+        payload_rate_faulty=round(rate_faulty, 4),
+        faults_per_flit=round(per_flit, 6),
+        simulated_cycles=sum(r["cycles"] for r in (alone, competing, preempt, faulty)),
     )
 
 

@@ -15,6 +15,9 @@ import numpy as np
 from fredfab.model.dtypes import element_type, random_data
 from fredfab.model.packet.flow_tables import inputs_of_input, inputs_of_output
 from fredfab.model.packet.format import UNICAST_INDEX
+from fredfab.model.packet.gbn import GoBackNSender
+from fredfab.model.packet.slot_check import with_check
+from fredfab.model.prng import XorShift
 from fredfab.model.switch.switch_model import FunctionalSwitch
 from fredfab.sim.verify.packet.scenario import PacketScenario
 from fredfab.sim.verify.traffic import pack, traffic_from_data
@@ -22,10 +25,56 @@ from fredfab.sim.verify.traffic import pack, traffic_from_data
 Packet = list[int]  # payload flit words
 
 
+class Release:
+    """Which packets of a stream its sender may send: all of them from the stream's start."""
+
+    def start(self, gbn: GoBackNSender) -> None:
+        gbn.limit = gbn.n_packets
+
+    def tick(self, gbn: GoBackNSender, now: int) -> None:
+        pass
+
+
+@dataclass
+class Messages(Release):
+    """The stream comes in messages: the first ``size`` packets, then, once every receiver
+    has acknowledged a message, a gap, then the next message. Sizes (1 to ``2**size_bits``
+    packets) and gaps (0 to ``2**gap_bits - 1`` cycles) come from a xorshift64 sequence of
+    the flow (``seed``), stepped once per message: bits [0, size_bits) the next size, bits
+    [32, 32 + gap_bits) the gap before it. Every input of a flow draws the same messages, so
+    the flow's phase comes and goes, and phases preempt each other both ways."""
+
+    seed: int
+    size_bits: int = 5
+    gap_bits: int = 9
+
+    def __post_init__(self) -> None:
+        self._draws = XorShift(self.seed)
+        self._resume: int | None = None
+
+    def _size(self) -> int:
+        return 1 + self._draws.bits(0, self.size_bits)
+
+    def start(self, gbn: GoBackNSender) -> None:
+        gbn.limit = min(gbn.n_packets, self._size())
+        self._draws.step()
+
+    def tick(self, gbn: GoBackNSender, now: int) -> None:
+        if gbn.limit >= gbn.n_packets or gbn.base < gbn.limit:
+            return
+        if self._resume is None:
+            self._resume = now + self._draws.bits(32, self.gap_bits)
+        if now >= self._resume:
+            gbn.limit = min(gbn.n_packets, gbn.limit + self._size())
+            self._draws.step()
+            self._resume = None
+
+
 @dataclass
 class SendStream:
     """Packets an NPU sends on ``vc`` for configuration ``index`` (unicast: to ``dst``);
-    complete when every port in ``receivers`` has acknowledged them all."""
+    complete when every port in ``receivers`` has acknowledged them all. ``release`` says
+    which it may send when (all of them, by default)."""
 
     vc: int
     index: int
@@ -33,6 +82,7 @@ class SendStream:
     packets: list[Packet]
     receivers: frozenset[int]
     start: int
+    release: Release = field(default_factory=Release)
 
     @property
     def key(self) -> tuple[int, int, int]:
@@ -56,7 +106,8 @@ class RecvStream:
 
 @dataclass
 class SlotLoad:
-    """One configuration slot: its words and its flow-table rows (hw/packet/control.py)."""
+    """One configuration slot: its words followed by its check words
+    (model/packet/slot_check.py) and its flow-table rows (hw/packet/control.py)."""
 
     slot: int
     words: list[int]
@@ -107,7 +158,7 @@ def build_traffic(
         out.loads.append(
             SlotLoad(
                 phase.slot,
-                routing.config.to_words(word_width),
+                with_check(routing.config.to_words(word_width), word_width),
                 inputs_of_input(routing.flows, ports),
                 inputs_of_output(routing.flows, ports),
             )

@@ -15,7 +15,7 @@ credit pulses are recorded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from amaranth.sim import Simulator
@@ -30,7 +30,7 @@ from fredfab.model.packet.format import (
     VC_CTRL,
     Header,
     LinkFlit,
-    crc8,
+    PacketFormat,
 )
 from fredfab.model.packet.link import tail_timeout
 
@@ -73,20 +73,24 @@ def _word(rng: np.random.Generator, bits: int) -> int:
     return int.from_bytes(rng.bytes((bits + 7) // 8), "little") & ((1 << bits) - 1)
 
 
+#: The link of every port these tests build (64-bit flits: CRC-8).
+LINK = PacketFormat().link(64)
+
+
 def link_flits(packet: Packet, pkt: int) -> list[LinkFlit]:
     """The packet's flits on the link, with good CRCs; ``pkt``, the sender's packet counter
     of the VC, on every flit."""
     words = [packet.header.to_bits() | packet.head_pad, *packet.payload]
     n = len(words)
     return [
-        LinkFlit(w, head=k == 0, last=k == n - 1, vc=packet.vc, pkt=pkt, crc=crc8(w, None))
+        LINK.flit(w, head=k == 0, last=k == n - 1, vc=packet.vc, pkt=pkt)
         for k, w in enumerate(words)
     ]
 
 
 def corrupt(flit: LinkFlit, bit: int) -> LinkFlit:
     """One data bit flipped, CRC kept: a CRC-8 catches every single-bit error."""
-    return LinkFlit(flit.data ^ (1 << bit), flit.head, flit.last, flit.vc, flit.pkt, flit.crc)
+    return replace(flit, data=flit.data ^ (1 << bit))
 
 
 # -- what a run records -----------------------------------------------------------------
@@ -332,7 +336,6 @@ def run_port(
     rng = np.random.default_rng(seed)
     rec = Record()
     credits = [params.fmt.data_depth] * len(DATA_VCS) + [params.fmt.ctrl_depth]
-    width = params.switch.data_width
 
     async def bench(ctx) -> None:
         quiet = 0
@@ -353,7 +356,7 @@ def run_port(
             if flit is not None:
                 rec.rx.append((cycle, flit))
             ctx.set(dut.rx.valid, flit is not None)
-            ctx.set(dut.rx.payload.as_value(), flit.to_bits(width) if flit else 0)
+            ctx.set(dut.rx.payload.as_value(), params.link.encode(flit) if flit else 0)
 
             o_ready = bool(rng.random() >= stall)
             c_ready = bool(rng.random() >= ctrl_stall)

@@ -11,7 +11,16 @@ from fredfab.hw.packet.control import PacketControl
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.flow_tables import inputs_of_input, inputs_of_output, shift_flows
-from fredfab.model.packet.format import KIND_ACK, KIND_NACK, VC_DP, VC_MP, VC_PP, Header
+from fredfab.model.packet.format import (
+    KIND_ACK,
+    KIND_NACK,
+    KIND_REWIND,
+    VC_DP,
+    VC_MP,
+    VC_PP,
+    Header,
+)
+from fredfab.model.packet.slot_check import with_check
 from fredfab.model.switch.flow import Flow
 from fredfab.model.switch.router import route
 
@@ -29,9 +38,14 @@ class Ports:
         self.discards: list[tuple[int, int, Header]] = []
         self.busy_until = [0] * P
         self.active: list[int] = []  # the interconnect's configuration at each commit
+        #: per output port, bit v: it can take a packet of VC v (all, unless a test says)
+        self.out_credit = [0b111] * P
+        self.reserved: list[tuple[int, int, int]] = []  # (cycle, output port, reserve bits)
 
 
-def _run(setup_slots, ports: Ports, cycles: int, ctrl=(), on_cycle=None, rng=None):
+def _run(setup_slots, ports: Ports, cycles: int, ctrl=(), on_cycle=None, rng=None, corrupt=()):
+    """Load ``setup_slots`` ({slot: flows}; a slot in ``corrupt`` gets a wrong check word),
+    then run ``cycles`` cycles; return the phase changes and the control packets out."""
     dut = PacketControl(PARAMS)
     sim = Simulator(dut)
     sim.add_clock(1e-6)
@@ -40,8 +54,11 @@ def _run(setup_slots, ports: Ports, cycles: int, ctrl=(), on_cycle=None, rng=Non
 
     async def tb(ctx):
         # Configuration: each slot's words and flow-table rows.
+        width = PARAMS.switch.word_width
         for slot, flows in setup_slots.items():
-            words = route(flows, P, PARAMS.switch.m).config.to_words(PARAMS.switch.word_width)
+            words = with_check(route(flows, P, PARAMS.switch.m).config.to_words(width), width)
+            if slot in corrupt:
+                words[-1] ^= 1
             for addr, word in enumerate(words):
                 ctx.set(dut.cfg.valid, 1)
                 ctx.set(dut.cfg.payload, {"slot": slot, "addr": addr, "data": word})
@@ -70,6 +87,8 @@ def _run(setup_slots, ports: Ports, cycles: int, ctrl=(), on_cycle=None, rng=Non
                     if q:
                         ctx.set(dut.head[p][v].header, q[0].__dict__)
             ctx.set(dut.in_busy, sum(1 << p for p in range(P) if ports.busy_until[p] > cycle))
+            for q in range(P):
+                ctx.set(dut.out_credit[q], ports.out_credit[q])
             for p in range(P):
                 ctx.set(dut.ctrl_out[p].ready, 1)
             c_now = [c for c in pending_ctrl if c[0] <= cycle]
@@ -88,6 +107,8 @@ def _run(setup_slots, ports: Ports, cycles: int, ctrl=(), on_cycle=None, rng=Non
                         ports.busy_until[p] = cycle + 1 + STREAM_CYCLES
                     if ctx.get(dut.discard[p][v]):
                         ports.discards.append((cycle, p, ports.queues[(p, v)].pop(0)))
+                if ctx.get(dut.reserve[p]):
+                    ports.reserved.append((cycle, p, ctx.get(dut.reserve[p])))
                 if ctx.get(dut.ctrl_in[p].ready):
                     pending_ctrl.remove([c for c in c_now if c[1] == p][0])
                 if ctx.get(dut.ctrl_out[p].valid):
@@ -98,6 +119,8 @@ def _run(setup_slots, ports: Ports, cycles: int, ctrl=(), on_cycle=None, rng=Non
                 phases.append((cycle, *vc))
                 was_vc = vc
             await ctx.tick()
+
+        ports.slot_error = ctx.get(dut.slot_error)
 
     sim.add_testbench(tb)
     sim.run()
@@ -224,3 +247,88 @@ def test_unicast_rounds_serve_every_destination():
     rounds = {r: route(shift_flows(P, r), P, PARAMS.switch.m).config.to_bits() for r in range(P)}
     for (_, p, _, h), active in zip(ports.commits, ports.active, strict=True):
         assert active == rounds[(h.dst - p) % P]
+
+
+def test_a_flow_commits_only_when_every_output_can_take_the_packet():
+    """The All-Reduce over all ports forks every packet to four outputs: while output 2 has
+    no DP credit nothing starts; once it has, all inputs commit together and every output
+    of the flow spends a credit in that very cycle."""
+    ports = Ports()
+    _fill(ports, VC_DP, DP_SLOT, range(P), 2)
+    ports.out_credit[2] = 0b111 & ~(1 << VC_DP)
+
+    def credit(cycle, ps):
+        if cycle == 80:
+            ps.out_credit[2] = 0b111
+
+    _run({DP_SLOT: ALL}, ports, 200, on_cycle=credit)
+    first = min(c for c, *_ in ports.commits)
+    assert first >= 80
+    for cycle in sorted({c for c, *_ in ports.commits}):
+        assert sorted(p for c, p, *_ in ports.commits if c == cycle) == list(range(P))
+        assert sorted(q for c, q, bits in ports.reserved if c == cycle) == list(range(P))
+        assert {bits for c, _, bits in ports.reserved if c == cycle} == {1 << VC_DP}
+    assert len(ports.reserved) == P * 2
+
+
+def test_a_gap_sends_one_rewind_to_the_flows_inputs():
+    """Port 1's packet 1 never arrives (lost on its link): its packet 2 is a gap, so the
+    switch discards it and sends one REWIND for 1 to both inputs of the pair; packet 3, a
+    gap too, sends none (the senders were told). After the resend, both go on from 1."""
+    ports = Ports()
+    _fill(ports, VC_MP, MP_SLOT, [0], 4)
+    ports.queues[(1, VC_MP)] += [Header(vc=VC_MP, index=MP_SLOT, seq=k, src=1) for k in (0, 2, 3)]
+
+    def resend(cycle, ps):
+        if cycle == 120:
+            _fill(ps, VC_MP, MP_SLOT, [1], 3, first_seq=1)
+
+    _, ctrl_out = _run({MP_SLOT: PAIRS}, ports, 300, on_cycle=resend)
+    rewinds = [(q, h) for _, q, h in ctrl_out if h.kind == KIND_REWIND]
+    assert sorted(q for q, _ in rewinds) == [0, 1]
+    assert {(h.seq, h.index, h.vc, h.src) for _, h in rewinds} == {(1, MP_SLOT, VC_MP, 1)}
+    assert sorted(h.seq for _, p, h in ports.discards if p == 1) == [2, 3]
+    for p in (0, 1):
+        assert [h.seq for _, q, _, h in ports.commits if q == p] == [0, 1, 2, 3]
+
+
+def test_a_nack_goes_on_as_a_nack_once_then_as_acks():
+    """Both receivers of an MP pair NACK packet 1 (it arrived damaged): the first NACK
+    rewinds E and goes to both senders as a NACK; the second, for what the senders were
+    just told, goes on as an ACK of 1."""
+    ports = Ports()
+    _fill(ports, VC_MP, MP_SLOT, [0, 1], 3)
+    nacks = [
+        (100, 0, Header(vc=VC_MP, kind=KIND_NACK, index=MP_SLOT, seq=1, src=0)),
+        (101, 1, Header(vc=VC_MP, kind=KIND_NACK, index=MP_SLOT, seq=1, src=1)),
+    ]
+    _, ctrl_out = _run({MP_SLOT: PAIRS}, ports, 200, ctrl=nacks)
+    got = sorted((c, q, h.kind, h.src) for c, q, h in ctrl_out)
+    kinds = {(q, src): kind for _, q, kind, src in got}
+    assert kinds == {
+        (0, 0): KIND_NACK,
+        (1, 0): KIND_NACK,
+        (0, 1): KIND_ACK,
+        (1, 1): KIND_ACK,
+    }
+
+
+def test_a_slot_that_fails_its_check_is_contained():
+    """DP's slot has a wrong check word: the switch loads it, finds it bad, never runs it
+    and discards its heads; MP, in a good slot, runs meanwhile, and ``slot_error`` names
+    the bad slot."""
+    ports = Ports()
+    _fill(ports, VC_DP, DP_SLOT, range(P), 4)
+
+    def mp_later(cycle, ps):
+        if cycle == 60:
+            _fill(ps, VC_MP, MP_SLOT, range(P), 3)
+
+    phases, _ = _run(
+        {MP_SLOT: PAIRS, DP_SLOT: ALL}, ports, 300, on_cycle=mp_later, corrupt={DP_SLOT}
+    )
+    assert [idx for _, _, idx in phases] == [MP_SLOT]
+    assert not [c for c in ports.commits if c[2] == VC_DP]
+    assert len([c for c in ports.commits if c[2] == VC_MP]) == 3 * P
+    assert sorted(h.seq for _, p, h in ports.discards if p == 0) == [0, 1, 2, 3]
+    assert ports.slot_error == 1 << DP_SLOT

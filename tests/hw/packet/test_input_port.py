@@ -1,10 +1,14 @@
 """The packet-mode input port (hw/packet/input_port.py) in the Amaranth simulator: clean
 traffic bit-exact under random VC interleaving, commits, discards and backpressure; one
-directed test per repair rule; credits, overflow and throughput; and random drops and
-corruption, after which every committed packet is still exactly one packet, an un-bad one
-is what was sent, and every credit comes back."""
+directed test per repair rule; credits, overflow and throughput; syncs; and random drops
+and corruption, after which every committed packet is still exactly one packet, an un-bad
+one is what was sent, and every credit comes back. Link-level retry is off here: these are
+the packet layer's rules for what gets past the link (test_link_retry.py tests the retry,
+tests/hw/packet/test_packet_switch.py both together)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,7 +20,6 @@ from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.format import (
     DATA_VCS,
-    STOMP,
     VC_CTRL,
     VC_DP,
     VC_MP,
@@ -24,11 +27,11 @@ from fredfab.model.packet.format import (
     Header,
     LinkFlit,
     PacketFormat,
-    crc8,
 )
 from fredfab.model.packet.link import tail_timeout
 from tests.hw.adder_harness import lint_verilog
 from tests.hw.packet.port_bench import (
+    LINK,
     Controller,
     CreditSender,
     OutFlit,
@@ -44,14 +47,18 @@ from tests.hw.packet.port_bench import (
 )
 
 SWITCH = SwitchParams(ports=4, m=2, lanes=4, dtype="int16")  # 64-bit flits
-PARAMS = PacketParams(SWITCH, PacketFormat(packet_flits=4, data_depth=3, ctrl_depth=2))
+PARAMS = PacketParams(
+    SWITCH, PacketFormat(packet_flits=4, data_depth=3, ctrl_depth=2, link_retry=False)
+)
 PF = PARAMS.fmt.packet_flits
 #: The directed tests' format (control FIFO of 2), a shallow one (of 1), and the default
 #: packet size (of 3): each FIFO depth that is built differently.
 VARIANTS = [
     PARAMS,
-    PacketParams(SWITCH, PacketFormat(packet_flits=2, data_depth=2, ctrl_depth=1)),
-    PacketParams(SWITCH, PacketFormat(ctrl_depth=3)),
+    PacketParams(
+        SWITCH, PacketFormat(packet_flits=2, data_depth=2, ctrl_depth=1, link_retry=False)
+    ),
+    PacketParams(SWITCH, PacketFormat(ctrl_depth=3, link_retry=False)),
 ]
 RANDOM_CASES = [(params, seed) for params in VARIANTS for seed in range(3)]
 
@@ -112,7 +119,7 @@ def test_one_packet_per_packet_flits_plus_one_cycles():
     """A VC committed at once, with a sender at full rate and no backpressure, moves one
     packet every ``packet_flits + 1`` cycles (the link rate); the head drops after its
     commit and the next one shows as soon as it is read."""
-    for params in (PARAMS, PacketParams(SWITCH)):
+    for params in (PARAMS, PacketParams(SWITCH, PacketFormat(link_retry=False))):
         pf = params.fmt.packet_flits
         rng = np.random.default_rng(1)
         queue = packets(rng, VC_PP, 12, params)
@@ -193,7 +200,7 @@ def test_over_long_packet_marks_its_final_flit_bad():
     f = flits[-1]
     flits[-1] = LinkFlit(f.data, f.head, False, f.vc, f.pkt, f.crc)
     extra = 0x1234_5678_9ABC
-    flits.append(LinkFlit(extra, False, True, f.vc, f.pkt, crc8(extra, None)))
+    flits.append(LINK.flit(extra, last=True, vc=f.vc, pkt=f.pkt))
     rec = _run_script(flits + link_flits(b, 1))
     h = a.header
     want_a = clean_out(a)[:-1] + [OutFlit(a.payload[-1], 1, 1, h.seq, h.src)]
@@ -225,7 +232,7 @@ def test_orphan_body_flits_are_dropped():
 
 
 @pytest.mark.parametrize(
-    "params", [PARAMS, PacketParams(SWITCH, PacketFormat(packet_flits=2, data_depth=1))], ids=_id
+    "params", [PARAMS, PacketParams(SWITCH, PacketFormat(2, 1, link_retry=False))], ids=_id
 )
 def test_every_head_of_a_credit_window_lost_the_credits_still_come_back(params):
     """The sender spends every credit of DP on packets whose heads are all lost. Each
@@ -249,7 +256,7 @@ def test_every_head_of_a_credit_window_lost_the_credits_still_come_back(params):
 def test_a_packet_without_head_or_tail_frees_a_one_packet_window():
     """With one credit, A loses its head and its last flit: its body is counted as A, and
     the timeout ends it, so its credit comes back and B goes out."""
-    params = PacketParams(SWITCH, PacketFormat(packet_flits=2, data_depth=1))
+    params = PacketParams(SWITCH, PacketFormat(packet_flits=2, data_depth=1, link_retry=False))
     a, b = packets(np.random.default_rng(9), VC_PP, 2, params)
     sender = WindowSender([(VC_PP, link_flits(a, 0)[1:-1]), (VC_PP, link_flits(b, 1))])
     rec = run_port(params, sender, commit_all())
@@ -342,7 +349,7 @@ def test_bad_crc_body_flit_is_forwarded_marked_bad():
     flits = link_flits(a, 0)
     flits[3] = corrupt(flits[3], 63)
     f = flits[4]
-    flits[4] = LinkFlit(f.data, f.head, f.last, f.vc, f.pkt, f.crc ^ STOMP)
+    flits[4] = replace(f, bad=True)
     rec = _run_script(flits)
     h = a.header
     want = clean_out(a)
@@ -407,13 +414,14 @@ def test_a_full_credit_window_does_not_overflow(params):
 @pytest.mark.parametrize("params", VARIANTS, ids=_id)
 @pytest.mark.parametrize("vc", [VC_MP, VC_CTRL])
 def test_a_flit_beyond_the_credits_overflows(params, vc):
-    """The FIFO holds exactly the credits' worth of flits (plus, on a data VC, the first
-    head, which leaves it for ``head[vc]``); one flit more raises ``overflow``."""
+    """The FIFO holds exactly the credits' worth of flits and the spare entry of a sync
+    (plus, on a data VC, the first head, which leaves it for ``head[vc]``); one flit more
+    raises ``overflow``."""
     fmt = params.fmt
     depth = fmt.ctrl_depth if vc == VC_CTRL else fmt.data_depth
-    queue = packets(np.random.default_rng(5), vc, depth + 1, params)
+    queue = packets(np.random.default_rng(5), vc, depth + 2, params)
     flits = [f for k, p in enumerate(queue) for f in link_flits(p, k)]
-    room = depth if vc == VC_CTRL else depth * fmt.data_packet_flits + 1
+    room = depth + 1 if vc == VC_CTRL else depth * fmt.data_packet_flits + 2
     for n, overflow in ((room, False), (room + 1, True)):
         never = Controller(np.random.default_rng(0), p_commit=0.0)
         rec = run_port(params, ScriptSender(flits[:n]), never, ctrl_stall=1.0, max_cycles=80)
@@ -469,7 +477,10 @@ def test_random_drops_and_corruption_keep_packets_whole(params, seed):
 @pytest.mark.needs("verilator")
 @pytest.mark.parametrize(
     "params",
-    [*VARIANTS, PacketParams(SWITCH, PacketFormat(packet_flits=1, data_depth=1, ctrl_depth=4))],
+    [
+        *VARIANTS,
+        PacketParams(SWITCH, PacketFormat(packet_flits=1, data_depth=1, ctrl_depth=4)),
+    ],
     ids=_id,
 )
 def test_verilog_converts_and_lints_clean(params, tmp_path):
@@ -500,7 +511,7 @@ def test_same_packets_and_credits_as_the_reference_reader(params, seed):
     )
     rec = run_port(params, sender, commit_all(), seed=seed, stall=0.3, ctrl_stall=0.3)
 
-    reader = link.LinkReceiver(params.fmt)
+    reader = link.LinkReceiver(params.fmt, params.switch.data_width)
     # The same flits in the same cycles, so that the tail timeout ends the same packets.
     events, arrivals = [], dict(rec.rx)
     for cycle in range(rec.cycles):

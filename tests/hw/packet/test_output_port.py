@@ -3,12 +3,15 @@
 """The packet-mode output port (fredfab.hw.packet.output_port) in the Amaranth simulator.
 
 Random traffic: packets of exactly ``packet_flits`` flits with random data, bad bits, seq
-and src arrive with random idle cycles, the phase changes between packets, control headers
-arrive at random, and an NPU model returns credits after random delays. The NPU decodes
-every link flit with model/packet/format.py and checks framing per VC, header fields, CRCs
-(stomped exactly on bad flits), consecutive ``pkt`` per VC, credits never overdrawn, data
-and control delivered whole and in order, and ``busy``. Directed tests pin the corner cases:
-no credit means no header, control falls between two flits of a data packet, stomped CRCs.
+and src arrive with random idle cycles, each after its credit was reserved (as the control
+unit does at commit: wait for ``can_take``, pulse ``reserve``), the phase changes between
+packets, control headers arrive at random, and an NPU model returns credits after random
+delays. The NPU decodes every link flit with model/packet/format.py and checks framing per
+VC, header fields, CRCs (always the data's) and the ``bad`` symbol (exactly on bad flits),
+consecutive ``pkt`` per VC, credits never overdrawn, data and control delivered whole and
+in order, and ``busy``. Directed tests pin the corner cases: no credit means no commit,
+control never widens a gap inside a packet, bad flits, syncs. Link-level retry is off here
+(its sending end is tested in test_link_retry.py and in the whole switch).
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ from fredfab.model.packet.format import (
     KIND_NACK,
     N_VCS,
     SEQ_MOD,
-    STOMP,
     VC_CTRL,
     VC_DP,
     VC_MP,
@@ -41,8 +43,8 @@ from fredfab.model.packet.format import (
     Header,
     LinkFlit,
     PacketFormat,
-    crc8,
 )
+from fredfab.model.packet.link import sync_interval
 from tests.hw.adder_harness import REPO, lint_verilog
 
 CLOCK = 1e-8
@@ -107,13 +109,21 @@ async def until_ready(ctx, ready) -> None:
 
 
 def data_producer(dut: OutputPort, packets: list[DataPacket], rng, idle: float):
-    """Offers the packets on ``i`` with random idles before each flit. The phase inputs are
-    set before a packet's first flit is offered, when the previous packet has been taken
-    whole, so they are stable while the port is busy."""
+    """Commits and offers the packets on ``i`` with random idles before each flit. A packet
+    of a data VC is committed as the control unit does: once ``can_take`` shows a credit
+    of its VC, ``reserve`` pulses for one cycle. The phase inputs are set before a packet's
+    first flit is offered, when the previous packet has been taken whole, so they are
+    stable while the port is busy."""
     lanes = dut.i.payload.shape()["data"].shape
 
     async def tb(ctx) -> None:
         for pk in packets:
+            if pk.vc != VC_CTRL:
+                while not (ctx.get(dut.can_take) >> pk.vc) & 1:
+                    await ctx.tick()
+                ctx.set(dut.reserve, 1 << pk.vc)
+                await ctx.tick()
+                ctx.set(dut.reserve, 0)
             ctx.set(dut.phase_vc, pk.vc)
             ctx.set(dut.phase_index, pk.index)
             for k, (data, bad) in enumerate(pk.flits):
@@ -196,7 +206,7 @@ class Npu:
         heapq.heappush(self.releases[vc], self.cycle + 1 + delay)
 
     def start_packet(self, f: LinkFlit) -> None:
-        assert f.crc_ok, f"head flit with a bad CRC on VC {f.vc}"
+        assert self.params.link.good(f), f"head flit with a bad CRC on VC {f.vc}"
         assert f.pkt == self.next_pkt[f.vc], f"VC {f.vc}: pkt {f.pkt}, {self.next_pkt[f.vc]} due"
         self.next_pkt[f.vc] = (f.pkt + 1) % 16
         self.outstanding[f.vc] += 1
@@ -227,7 +237,7 @@ class Npu:
             assert f.vc == vc, f"body flit on VC {f.vc} inside a packet on VC {vc}"
             data, bad = pk.flits[k]
             assert f.data == data, f"packet {self.data_done} flit {k}: data"
-            assert f.crc == crc8(data, None) ^ (STOMP if bad else 0), "CRC (stomp iff bad)"
+            assert self.params.link.ok(f) and f.bad == bad, "the data's CRC, bad iff bad"
             assert f.pkt == (self.next_pkt[vc] - 1) % 16, "a body flit carries its packet's pkt"
             assert f.last == (k == len(pk.flits) - 1), "last only on the final payload flit"
             if f.last:
@@ -238,7 +248,7 @@ class Npu:
                 self.open = (vc, pk, k + 1)
 
     def testbench(self, dut: OutputPort, max_cycles: int, drain: int = 8):
-        data_bits = self.params.switch.data_width
+        link = self.params.link
 
         async def tb(ctx) -> None:
             while not self.done and self.cycle < max_cycles:
@@ -246,8 +256,8 @@ class Npu:
                 _, _, valid, payload, busy = await ctx.tick().sample(
                     dut.tx.valid, dut.tx.payload, dut.busy
                 )
-                if valid:
-                    self.receive(LinkFlit.from_bits(payload.as_bits(), data_bits))
+                if valid and not link.decode(payload.as_bits()).sync:
+                    self.receive(link.decode(payload.as_bits()))
                 assert busy == (self.open is not None), f"cycle {self.cycle}: busy"
                 self.cycle += 1
             ctx.set(dut.tx_credit, 0)
@@ -261,7 +271,8 @@ class Npu:
 
 def params_of(ports: int, lanes: int, dtype: str, **fmt: int) -> PacketParams:
     return PacketParams(
-        SwitchParams(ports=ports, m=2, lanes=lanes, dtype=dtype), PacketFormat(**fmt)
+        SwitchParams(ports=ports, m=2, lanes=lanes, dtype=dtype),
+        PacketFormat(**fmt, link_retry=False),
     )
 
 
@@ -327,7 +338,7 @@ def run_trace(
             _, _, valid, payload, busy, ready = await ctx.tick().sample(
                 dut.tx.valid, dut.tx.payload, dut.busy, dut.i.ready
             )
-            flit = LinkFlit.from_bits(payload.as_bits(), params.switch.data_width)
+            flit = params.link.decode(payload.as_bits())
             trace.append((flit if valid else None, busy, ready))
 
     sim.add_testbench(tb)
@@ -340,11 +351,12 @@ def heads(trace) -> list[int]:
     return [c for c, (f, _, _) in enumerate(trace) if f and f.head and f.vc != VC_CTRL]
 
 
-def test_no_credit_no_header():
+def test_no_credit_no_commit():
+    """``can_take`` falls once every credit of a VC is reserved, so the control unit commits
+    no packet the NPU cannot take whole; credits of other VCs do not raise it."""
     params = params_of(4, 4, "fp16", packet_flits=2, data_depth=2, ctrl_depth=1)
     rng = np.random.default_rng(1)
     packets = [replace_vc(p, VC_PP) for p in random_packets(rng, params, 3, bad=0.0)]
-    # Credits of the other VCs come back first: they must not let a PP packet start.
     trace = run_trace(
         params,
         1,
@@ -354,19 +366,33 @@ def test_no_credit_no_header():
         credits={30: 1 << VC_MP | 1 << VC_DP | 1 << VC_CTRL, 40: 1 << VC_PP},
     )
     starts = heads(trace)
-    assert starts[:2] == [1, 4], "two credits: two packets back to back"
-    # The PP credit pulses in cycle 40: the counter has it at the edge, the header
-    # goes into the tx register in cycle 41 and is on the link in 42.
-    assert starts[2] == 42, "the third packet waited for a PP credit"
-    stalled = trace[7 : starts[2]]
-    assert all(f is None and not busy and not ready for f, busy, ready in stalled)
-    assert len(starts) == 3
+    # Two credits: two packets one after the other (3 link flits each, and the cycle the
+    # producer spends on its reserve pulse).
+    assert len(starts) == 3 and starts[1] - starts[0] == 4
+    # The PP credit pulses in cycle 40: can_take rises in 41, the reserve pulses then, the
+    # first flit is offered in 42, its header is on the link in 43.
+    assert starts[2] == 43, "the third packet waited for a PP credit"
+    stalled = trace[starts[1] + 3 : starts[2]]
+    assert all(f is None or f.sync for f, _, _ in stalled)
 
-    # The control VC the same way: one credit, so the second control packet waits for it.
+    # The control VC spends its credit at the flit: the second control packet waits.
     controls = random_controls(rng, 2)
     trace = run_trace(params, 1, [], controls, 30, credits={20: 1 << VC_CTRL})
     sent = [c for c, (f, _, _) in enumerate(trace) if f]
     assert sent == [1, 22]
+
+
+def test_a_vc_out_of_credits_and_quiet_sends_a_sync():
+    """After the last credit of PP is spent and ``sync_interval`` quiet cycles, the port
+    sends a sync of PP carrying its next ``pkt``, and again every interval while it lasts."""
+    params = params_of(4, 4, "fp16", packet_flits=2, data_depth=1)
+    (pk,) = [replace_vc(p, VC_PP) for p in random_packets(np.random.default_rng(5), params, 1)]
+    interval = sync_interval(params.fmt)
+    trace = run_trace(params, 1, [pk], [], 2 * interval + 30)
+    syncs = [(c, f) for c, (f, _, _) in enumerate(trace) if f and f.sync]
+    last_flit = max(c for c, (f, _, _) in enumerate(trace) if f and not f.sync)
+    assert [c for c, _ in syncs] == [last_flit + interval, last_flit + 2 * interval]
+    assert all((f.vc, f.pkt, f.head, f.last) == (VC_PP, 1, False, False) for _, f in syncs)
 
 
 def test_control_vc_never_carries_data():
@@ -380,23 +406,28 @@ def replace_vc(pk: DataPacket, vc: int) -> DataPacket:
     return DataPacket(vc, pk.index, pk.seq, pk.src, pk.flits)
 
 
-def test_control_between_two_data_flits():
+def test_control_waits_for_a_gap_inside_a_packet():
+    """A packet's flits arriving back to back go out back to back: the control flit that
+    came meanwhile waits for the packet's end; one arriving before a header may precede it."""
     params = params_of(4, 4, "fp16", packet_flits=4)
     rng = np.random.default_rng(2)
     (pk,) = random_packets(rng, params, 1, bad=0.0)
     controls = random_controls(rng, 1)
-    trace = run_trace(params, 3, [pk], controls, 12, ctrl_start=2)
+    trace = run_trace(params, 3, [pk], controls, 16, ctrl_start=4)
     flits = [f for f, _, _ in trace if f]
     kinds = ["ctrl" if f.vc == VC_CTRL else "head" if f.head else "body" for f in flits]
-    assert kinds.index("ctrl") in range(kinds.index("head") + 1, len(kinds) - 1), kinds
-    assert [f.data for f in flits if f.vc != VC_CTRL and not f.head] == [d for d, _ in pk.flits]
-    ctrl = flits[kinds.index("ctrl")]
-    assert ctrl.head and ctrl.last and ctrl.crc_ok and ctrl.header == controls[0]
-    # While the control flit took the link, the payload flit waited: none was dropped.
-    assert len(flits) == 1 + params.fmt.packet_flits + 1
+    assert kinds == ["head", "body", "body", "body", "body", "ctrl"], kinds
+    data = [c for c, (f, _, _) in enumerate(trace) if f and f.vc != VC_CTRL]
+    assert data == list(range(data[0], data[0] + 5))  # no gap
+    ctrl = flits[-1]
+    assert ctrl.head and ctrl.last and params.link.good(ctrl) and ctrl.header == controls[0]
+
+    trace = run_trace(params, 3, [pk], controls, 16, ctrl_start=0)
+    kinds = [("ctrl" if f.vc == VC_CTRL else "data") for f, _, _ in trace if f]
+    assert kinds == ["ctrl"] + ["data"] * 5
 
 
-def test_stomped_crc():
+def test_bad_flits_go_out_marked_bad_with_their_data_and_crc():
     params = params_of(4, 2, "fp32", packet_flits=4)
     rng = np.random.default_rng(3)
     (pk,) = random_packets(rng, params, 1, bad=0.0)
@@ -410,11 +441,9 @@ def test_stomped_crc():
     )
     trace = run_trace(params, 0, [pk], [], 10)
     head, *body = [f for f, _, _ in trace if f]
-    assert head.head and head.crc_ok
-    assert [not f.crc_ok for f in body] == list(bad)
-    for f, (data, b) in zip(body, pk.flits, strict=True):
-        assert f.crc == crc8(data, None) ^ (STOMP if b else 0)
-    # Stomping marks the flit; its data passes as it came.
+    assert head.head and params.link.good(head)
+    assert [f.bad for f in body] == list(bad)
+    assert all(params.link.ok(f) for f in body)
     assert [f.data for f in body] == [d for d, _ in pk.flits]
 
 

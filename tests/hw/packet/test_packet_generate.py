@@ -12,7 +12,7 @@ import pytest
 from fredfab.hw.packet.manifest import PACKET_MANIFEST_SCHEMA, generate
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.params import SwitchParams
-from fredfab.model.packet.format import HEADER_BITS, PacketFormat, link_fields
+from fredfab.model.packet.format import HEADER_BITS, PacketFormat
 from fredfab.sim.verify.toolchain import verilator_lint
 from tests.hw.verilog_ports import assert_manifest_ports
 
@@ -40,9 +40,7 @@ def test_manifest_matches_verilog_and_lint_is_clean(params, tmp_path):
         assert declared[info["credits"]["rx_credit"][p]] == 4  # one bit per VC
         assert declared[info["credits"]["tx_credit"][p]] == 4
     fields = info["links"]["fields"]
-    assert [(k, f["width"]) for k, f in fields.items()] == list(
-        link_fields(params.switch.data_width)
-    )
+    assert [(k, f["width"]) for k, f in fields.items()] == list(params.link.fields)
     assert info["links"]["width"] == declared[info["links"]["rx"][0]["payload"]]
     assert info["packet"]["header_bits"] == HEADER_BITS
     assert info["packet"]["priority"] == ["mp", "pp", "dp"]

@@ -1,14 +1,14 @@
 """MP preempting DP in the packet switch, cycle by cycle (Amaranth simulator): the phase order,
 no packet cut or mixed with another phase's on any link, and the switch-over within the
-packet in flight + the interconnect's drain + the slot copy; also with pipelined adders,
-whose pipes the drain must wait for."""
+packet in flight + the interconnect's drain + the slot copy and its check; also with
+pipelined adders, whose pipes the drain must wait for."""
 
 from __future__ import annotations
 
 import pytest
 
-from fredfab.hw.control import n_words
 from fredfab.hw.packet.params import PacketParams
+from fredfab.hw.packet.slot_store import stride
 from fredfab.hw.params import SwitchParams
 from fredfab.model.packet.format import VC_CTRL, VC_DP, VC_MP, LinkFlit, PacketFormat
 from fredfab.sim.verify.packet.amaranth_sim import run_switch
@@ -25,14 +25,14 @@ MP_AT = 60
 
 
 def _trace(params=PARAMS):
-    bits = params.switch.data_width
+    link = params.link
     tx: list[list[LinkFlit | None]] = [[] for _ in range(P)]
     phase: list[str] = []
 
     def trace(now, drives, seen, ph) -> None:
         for p in range(P):
             b = seen[p][0]
-            tx[p].append(None if b is None else LinkFlit.from_bits(b, bits))
+            tx[p].append(None if b is None else link.decode(b))
         valid, vc, _, reconf = ph
         phase.append("r" if reconf else ("MDP"[vc] if valid else "."))
 
@@ -61,7 +61,9 @@ def test_mp_preempts_dp_without_cutting_or_mixing_packets(params):
         t for p in range(P) for t, f in enumerate(tx[p]) if f is not None and f.vc == VC_MP
     )
     for p in range(P):
-        data = [(t, f) for t, f in enumerate(tx[p]) if f is not None and f.vc != VC_CTRL]
+        data = [
+            (t, f) for t, f in enumerate(tx[p]) if f is not None and f.vc != VC_CTRL and not f.sync
+        ]
         # Every data packet on the link: a head and packet_flits payload flits of its VC,
         # with no flit of another data VC in between.
         k = 0
@@ -82,7 +84,7 @@ def test_switch_over_is_bounded_by_a_packet_a_drain_and_a_slot_copy(params):
     start = phase.index("r", phase.index("D"))  # after the first load, DP running
     end = phase.index("M")
     s = params.switch
-    bound = (params.fmt.packet_flits + 1) + s.latency_cycles + n_words(s) + 1 + 2
+    bound = (params.fmt.packet_flits + 1) + s.latency_cycles + stride(s) + 1 + 2
     assert 0 < end - start <= bound, (end - start, bound)
 
 

@@ -1,107 +1,105 @@
-"""Fault injection, and what the flit CRC detects of the errors it injects."""
+"""The link fault model (model/packet/faults.py): drops and corruption at their rates, bursts,
+silences, control symbols never touched, repeatable from its seed."""
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import pytest
 
-from fredfab.model.packet.faults import LinkFaults
-from fredfab.model.packet.format import LinkFlit, crc8
+from fredfab.model.packet.faults import (
+    SILENCE_MIN,
+    SILENCE_STEP,
+    FaultRates,
+    LinkFaults,
+)
+from fredfab.model.packet.format import PacketFormat
+
+LINK = PacketFormat().link(64)
 
 
-def _flit(data: int, width: int) -> LinkFlit:
-    return LinkFlit(data, head=True, last=False, vc=2, pkt=5, crc=crc8(data, width))
+def _flits(n: int, seed: int = 3):
+    rng = random.Random(seed)
+    return [LINK.flit(rng.getrandbits(64), head=True, vc=2, pkt=5) for _ in range(n)]
 
 
-@pytest.mark.parametrize("width", [64, 256])
-@pytest.mark.parametrize("flips", [1, 3])
-def test_odd_bit_errors_are_always_detected(width: int, flips: int) -> None:
-    rng = random.Random(width * 10 + flips)
-    for _ in range(2000):
-        data = rng.getrandbits(width)
-        error = sum(1 << b for b in rng.sample(range(width), flips))
-        assert crc8(data ^ error, width) != crc8(data, width)
-
-
-def _missed_pairs(width: int) -> list[tuple[int, int]]:
-    """2-bit errors the CRC misses. It is linear with init 0 (crc(d ^ e) = crc(d) ^ crc(e)),
-    so an error is missed iff its own CRC is 0, whatever the data; checked exhaustively."""
-    return [
-        (i, j)
-        for i, j in itertools.combinations(range(width), 2)
-        if crc8((1 << i) | (1 << j), width) == 0
-    ]
-
-
-@pytest.mark.parametrize("width", [64, 256])
-def test_crc_is_linear_in_the_data(width: int) -> None:
-    rng = random.Random(width)
-    for _ in range(500):
-        a, b = rng.getrandbits(width), rng.getrandbits(width)
-        assert crc8(a ^ b, width) == crc8(a, width) ^ crc8(b, width)
-
-
-def test_two_bit_errors_are_detected_on_64_bits() -> None:
-    assert _missed_pairs(64) == []
-    rng = random.Random(1)
-    for _ in range(2000):
-        data = rng.getrandbits(64)
-        error = sum(1 << b for b in rng.sample(range(64), 2))
-        assert crc8(data ^ error, 64) != crc8(data, 64)
-
-
-def test_two_bit_errors_on_256_bits_are_missed_only_127_apart() -> None:
-    # x^8 + x^2 + x + 1 = (x + 1) * (a primitive polynomial of degree 7, period 127).
-    missed = _missed_pairs(256)
-    apart_127 = [(i, j) for i, j in itertools.combinations(range(256), 2) if (j - i) % 127 == 0]
-    assert missed == apart_127
-    assert len(missed) == 131
-    rng = random.Random(2)
-    data = rng.getrandbits(256)
-    assert crc8(data ^ 1 ^ (1 << 127), 256) == crc8(data, 256)
-
-
-def test_faults_drop_and_corrupt_data_only() -> None:
-    width = 64
-    faults = LinkFaults(drop_rate=0.2, corrupt_rate=0.3, seed=7, data_bits=width)
-    rng = random.Random(3)
+def test_drops_and_corruption_at_their_rates_data_only() -> None:
+    faults = LinkFaults(FaultRates(drop=0.2, corrupt=0.3), 7, LINK)
     kept = changed = 0
-    for _ in range(5000):
-        flit = _flit(rng.getrandbits(width), width)
-        out = faults.apply(flit)
+    for flit in _flits(5000):
+        out = faults.step(flit)
         if out is None:
             continue
         kept += 1
-        assert (out.head, out.last, out.vc, out.pkt, out.crc) == (
-            flit.head, flit.last, flit.vc, flit.pkt, flit.crc,
+        assert (out.head, out.last, out.vc, out.pkt, out.crc, out.sync) == (
+            flit.head, flit.last, flit.vc, flit.pkt, flit.crc, flit.sync,
         )  # fmt: skip
         flipped = bin(out.data ^ flit.data).count("1")
-        assert flipped in (0, 1, 2, 3)
-        assert out.data < 1 << width
+        assert flipped in (0, 1, 2, 3) and out.data < 1 << 64
         if flipped:
             changed += 1
-            assert not out.crc_ok
-    assert faults.flits == 5000
-    assert faults.dropped == 5000 - kept
-    assert faults.corrupted == changed
-    assert faults.undetected == 0
-    assert 800 < faults.dropped < 1200 and 0.25 < changed / kept < 0.35
+            assert not LINK.ok(out)
+    assert faults.flits == 5000 and faults.dropped == 5000 - kept
+    assert faults.corrupted == changed and faults.undetected == 0
+    assert 850 < faults.dropped < 1150 and 1350 < changed < 1650
+    assert faults.bursts == faults.silences == 0
 
 
-def test_faults_are_repeatable_from_the_seed() -> None:
-    flits = [_flit(d, 64) for d in range(200)]
+def test_bursts_lose_runs_of_flits() -> None:
+    faults = LinkFaults(FaultRates(drop=0.01, burst=1.0), 2, LINK)
+    lost = [faults.step(f) is None for f in _flits(20000)]
+    runs, n = [], 0
+    for x in lost + [False]:
+        if x:
+            n += 1
+        elif n:
+            runs.append(n)
+            n = 0
+    assert faults.bursts == len(runs) and min(runs) >= 2 and max(runs) <= 9
+    assert sum(runs) == faults.dropped
+
+
+def test_a_silent_link_loses_everything_for_a_while() -> None:
+    faults = LinkFaults(FaultRates(silence=1e-3), 5, LINK)
+    flits = _flits(200)
+    seen = [faults.step(flits[c % 200] if c % 3 else None) for c in range(30000)]
+    assert faults.silences > 5 and faults.silenced == faults.dropped > 0
+    # A silence loses every cycle's flit for SILENCE_MIN to that + 127 steps cycles.
+    gaps, n = [], 0
+    for c, out in enumerate(seen):
+        if c % 3 and out is None:
+            n += 1
+        elif c % 3 and n:
+            gaps.append(n)
+            n = 0
+    assert min(gaps) >= SILENCE_MIN * 2 // 3 - 1
+    assert max(gaps) <= (SILENCE_MIN + 127 * SILENCE_STEP) * 2 // 3 + 2
+
+
+def test_repeatable_from_the_seed_and_stepped_every_cycle() -> None:
+    flits = _flits(300)
     runs = []
     for _ in range(2):
-        faults = LinkFaults(0.1, 0.1, seed=9, data_bits=64)
-        runs.append([faults.apply(f) for f in flits])
-    assert runs[0] == runs[1]
-    assert None in runs[0]
-    assert any(o not in (None, f) for o, f in zip(runs[0], flits, strict=True))
+        faults = LinkFaults(FaultRates(0.1, 0.1, burst=0.3), 9, LINK)
+        runs.append([faults.step(f) for f in flits])
+    assert runs[0] == runs[1] and None in runs[0]
+    # Idle cycles draw too: the same flits with idle cycles between them fare otherwise.
+    faults = LinkFaults(FaultRates(0.1, 0.1, burst=0.3), 9, LINK)
+    spaced = [
+        faults.step(f if k % 2 else None) for k, f in enumerate(x for f in flits for x in (None, f))
+    ]
+    assert spaced[1::2] != runs[0]
 
 
-@pytest.mark.parametrize("rates", [(1.0, 0.0), (0.0, 1.0), (-0.1, 0.0)])
-def test_rates_must_be_in_unit_interval(rates: tuple[float, float]) -> None:
-    with pytest.raises(ValueError, match=r"in \[0, 1\)"):
-        LinkFaults(*rates, seed=0, data_bits=64)
+@pytest.mark.parametrize(
+    "rates, message",
+    [
+        ({"drop": 1.0}, r"in \[0, 1\)"),
+        ({"corrupt": -0.1}, r"in \[0, 1\)"),
+        ({"drop": 0.6, "corrupt": 0.5}, "below 1"),
+        ({"silence": 1e-9}, "at least"),
+    ],
+)
+def test_rates_are_checked(rates, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        FaultRates(**rates)

@@ -126,6 +126,45 @@ def test_sender_nack_rewinds_and_timeout_goes_back_to_base() -> None:
     assert tx.timeouts == 1 and _send_all(tx) == list(range(3, 11))
 
 
+def test_rewind_goes_back_without_acknowledging() -> None:
+    """A REWIND from the switch moves ``next`` back (never before ``base``, never forward)
+    and says nothing about what receivers have."""
+    tx = GoBackNSender(20, window=8, timeout=50, receivers=frozenset({1, 2}))
+    assert _send_all(tx) == list(range(8))
+    tx.on_ack(1, 4)
+    tx.on_ack(2, 2)
+    tx.on_rewind(5)
+    assert (tx.base, tx.next, tx.rewinds, dict(tx.acked)) == (2, 5, 1, {1: 4, 2: 2})
+    tx.on_rewind(1)  # before base: every receiver has it
+    tx.on_rewind(9)  # not sent yet: nothing to go back to
+    assert (tx.next, tx.rewinds) == (5, 1)
+    assert _send_all(tx) == [5, 6, 7, 8, 9]
+
+
+def test_messages_release_packets_after_their_acknowledgement() -> None:
+    from fredfab.sim.verify.packet.traffic import Messages
+
+    tx = GoBackNSender(100, window=32, timeout=10**6, receivers=frozenset({1}))
+    release = Messages(seed=5, size_bits=3, gap_bits=4)
+    release.start(tx)
+    first = tx.limit
+    assert 1 <= first <= 8 and _send_all(tx) == list(range(first))
+    release.tick(tx, 0)
+    assert tx.limit == first  # not acknowledged yet
+    tx.on_ack(1, first)
+    starts = []
+    for now in range(1, 40):
+        before = tx.limit
+        release.tick(tx, now)
+        if tx.limit != before:
+            starts.append(now)
+    assert len(starts) == 1 and 1 <= starts[0] <= 16 and first < tx.limit <= first + 8
+    # The same seed, the same messages: a flow's inputs release alike.
+    again = GoBackNSender(100, window=32, timeout=10**6, receivers=frozenset({1}))
+    Messages(seed=5, size_bits=3, gap_bits=4).start(again)
+    assert again.limit == first
+
+
 def test_multicast_sender_waits_for_the_slowest_receiver() -> None:
     tx = GoBackNSender(6, window=3, timeout=100, receivers=frozenset({1, 2}))
     assert _send_all(tx) == [0, 1, 2]

@@ -1,6 +1,7 @@
 """Link framing and the reader's repair rules: exact without faults; under random drops and
-corruption, one packet out per packet in, good packets exact, and every credit returned;
-headless packets counted and the tail timeout."""
+corruption, one packet out per packet in, good packets exact, and every credit returned
+(syncs bring back the credits of whatever was lost); headless packets counted, the tail
+timeout, and syncs."""
 
 from __future__ import annotations
 
@@ -11,13 +12,12 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
-from fredfab.model.packet.faults import LinkFaults
+from fredfab.model.packet.faults import FaultRates, LinkFaults
 from fredfab.model.packet.format import (
     DATA_VCS,
     KIND_ACK,
     KIND_NACK,
     N_VCS,
-    STOMP,
     VC_CTRL,
     VC_DP,
     VC_MP,
@@ -37,11 +37,13 @@ from fredfab.model.packet.link import (
     LinkReceiver,
     LinkSender,
     Packet,
+    sync_interval,
     tail_timeout,
 )
 
-BITS = 64  # CRC-8 0x07 detects every 1..3-bit error up to 127 bits (test_faults.py)
+BITS = 64  # CRC-8 0x07 detects every 1..3-bit error up to 119 bits (test_crc.py)
 FMT = PacketFormat(packet_flits=4, data_depth=3, ctrl_depth=2)
+LINK = FMT.link(BITS)
 
 
 def _payload(rng: random.Random, fmt: PacketFormat = FMT) -> list[int]:
@@ -61,7 +63,8 @@ def _push_all(rx: LinkReceiver, flits: list[LinkFlit]) -> list[LinkEvent]:
 
 
 def _bad_crc(flit: LinkFlit) -> LinkFlit:
-    return replace(flit, crc=flit.crc ^ STOMP)
+    """The flit with one bit of its CRC flipped: the check fails."""
+    return replace(flit, crc=flit.crc ^ 1)
 
 
 # --- the sender -------------------------------------------------------------------------
@@ -77,7 +80,7 @@ def test_data_packet_framing() -> None:
     assert [f.last for f in flits] == [False] * FMT.packet_flits + [True]
     assert {(f.vc, f.pkt) for f in flits} == {(VC_PP, 0)}
     assert flits[0].header == header and [f.data for f in flits[1:]] == payload
-    assert all(f.crc_ok for f in flits)
+    assert all(LINK.ok(f) for f in flits)
     assert tx.credits == [3, 3, 2, 2] and tx.pkt == [0, 0, 1, 0]
 
 
@@ -127,7 +130,7 @@ def _stream(headers: list[Header], payloads: list[list[int]]) -> list[list[LinkF
 
 def test_intact_packet() -> None:
     headers, payloads = _packets(1)
-    events = _push_all(LinkReceiver(FMT), _stream(headers, payloads)[0])
+    events = _push_all(LinkReceiver(FMT, BITS), _stream(headers, payloads)[0])
     assert events == [
         Packet(VC_DP, headers[0], [(d, False) for d in payloads[0]]),
         Credit(VC_DP, 1),
@@ -137,7 +140,7 @@ def test_intact_packet() -> None:
 def test_packet_lost_whole_returns_its_credit_at_the_next_head() -> None:
     headers, payloads = _packets(4)
     a, _, _, d = _stream(headers, payloads)
-    rx = LinkReceiver(FMT)
+    rx = LinkReceiver(FMT, BITS)
     events = _push_all(rx, a) + rx.push(d[0])
     assert events[-1] == Credit(VC_DP, 2)  # packets 1 and 2 were lost whole
     assert [e.header.seq for e in events if isinstance(e, Packet)] == [0]
@@ -148,7 +151,7 @@ def test_lost_head_drops_the_body_and_returns_the_credit_at_its_last() -> None:
     its ``last`` is read; packet 1's head then counts nothing again."""
     headers, payloads = _packets(2)
     a, b = _stream(headers, payloads)
-    rx = LinkReceiver(FMT)
+    rx = LinkReceiver(FMT, BITS)
     assert _push_all(rx, a[1:-1]) == [Dropped(VC_DP, DROP_ORPHAN)] * 3  # no credit yet
     events = rx.push(a[-1]) + _push_all(rx, b)
     assert events[:2] == [Dropped(VC_DP, DROP_ORPHAN), Credit(VC_DP, 1)]
@@ -161,7 +164,7 @@ def test_a_headless_packet_ends_at_the_next_packets_flit() -> None:
     body flit ends packet 0's run (its credit) and starts its own."""
     headers, payloads = _packets(2)
     a, b = _stream(headers, payloads)
-    events = _push_all(LinkReceiver(FMT), a[1:-1] + b[1:])
+    events = _push_all(LinkReceiver(FMT, BITS), a[1:-1] + b[1:])
     assert _credits(events)[VC_DP] == 2
     assert events[3] == Credit(VC_DP, 1)  # before any of packet 1's flits is dropped
     assert events[-1] == Credit(VC_DP, 1)
@@ -173,7 +176,7 @@ def test_an_orphan_with_a_later_pkt_is_not_counted() -> None:
     next expected 0, so they are dropped uncounted; packet 2's head counts both."""
     headers, payloads = _packets(3)
     _, b, c = _stream(headers, payloads)
-    rx = LinkReceiver(FMT)
+    rx = LinkReceiver(FMT, BITS)
     assert _push_all(rx, b[1:]) == [Dropped(VC_DP, DROP_ORPHAN)] * FMT.packet_flits
     events = _push_all(rx, c)
     assert events[0] == Credit(VC_DP, 2) and _credits(events)[VC_DP] == 3
@@ -181,7 +184,7 @@ def test_an_orphan_with_a_later_pkt_is_not_counted() -> None:
 
 def test_every_head_of_a_window_lost_the_sender_goes_on() -> None:
     fmt = PacketFormat(packet_flits=2, data_depth=2)
-    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt)
+    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt, BITS)
     for seq in range(6):
         assert tx.can_start(VC_MP)
         flits = tx.packet_flits(Header(vc=VC_MP, seq=seq), [seq, seq])
@@ -213,7 +216,7 @@ def test_tail_timeout_ends_the_packet_and_drops_its_late_flits() -> None:
     t = tail_timeout(FMT)
     headers, payloads = _packets(2)
     a, b = _stream(headers, payloads)
-    rx = LinkReceiver(FMT)
+    rx = LinkReceiver(FMT, BITS)
     early = _clocked(rx, list(enumerate(a[:3])), 2 + t)
     assert early == []  # quiet for tail_timeout cycles: not yet
     [packet, credit] = rx.tick(3 + t)
@@ -231,7 +234,7 @@ def test_without_a_clock_there_is_no_timeout() -> None:
     of its VC shows where it ended."""
     headers, payloads = _packets(2)
     a, b = _stream(headers, payloads)
-    rx = LinkReceiver(FMT)
+    rx = LinkReceiver(FMT, BITS)
     assert _push_all(rx, a[:3]) == []
     events = _push_all(rx, a[3:] + b)
     assert [type(e) for e in events] == [Packet, Credit, Packet, Credit]
@@ -239,7 +242,7 @@ def test_without_a_clock_there_is_no_timeout() -> None:
 
 
 def test_the_clock_only_runs_forward() -> None:
-    rx = LinkReceiver(FMT)
+    rx = LinkReceiver(FMT, BITS)
     rx.tick(5)
     with pytest.raises(ValueError, match="cycle 4 after 5"):
         rx.tick(4)
@@ -248,7 +251,7 @@ def test_the_clock_only_runs_forward() -> None:
 def test_early_last_pads_the_packet_bad() -> None:
     headers, payloads = _packets(1)
     [a] = _stream(headers, payloads)
-    events = _push_all(LinkReceiver(FMT), [a[0], a[1], a[4]])
+    events = _push_all(LinkReceiver(FMT, BITS), [a[0], a[1], a[4]])
     p = payloads[0]
     assert events == [
         Packet(VC_DP, headers[0], [(p[0], False), (p[3], False), (0, True), (0, True)]),
@@ -259,7 +262,7 @@ def test_early_last_pads_the_packet_bad() -> None:
 def test_head_met_early_ends_the_packet_then_starts_its_own() -> None:
     headers, payloads = _packets(2)
     a, b = _stream(headers, payloads)
-    events = _push_all(LinkReceiver(FMT), a[:3] + b)
+    events = _push_all(LinkReceiver(FMT, BITS), a[:3] + b)
     p = payloads[0]
     assert events == [
         Packet(VC_DP, headers[0], [(p[0], False), (p[1], False), (0, True), (0, True)]),
@@ -273,7 +276,7 @@ def test_bad_body_flit_is_kept_marked_bad() -> None:
     headers, payloads = _packets(1)
     [a] = _stream(headers, payloads)
     a[2] = replace(a[2], data=a[2].data ^ 1)
-    [packet, credit] = _push_all(LinkReceiver(FMT), a)
+    [packet, credit] = _push_all(LinkReceiver(FMT, BITS), a)
     assert isinstance(packet, Packet) and credit == Credit(VC_DP, 1)
     assert packet.flits[1] == (payloads[0][1] ^ 1, True)
     assert [bad for _, bad in packet.flits] == [False, True, False, False] and not packet.ok
@@ -282,7 +285,7 @@ def test_bad_body_flit_is_kept_marked_bad() -> None:
 def test_bad_head_drops_its_packet_but_its_pkt_counts() -> None:
     headers, payloads = _packets(3)
     a, b, c = _stream(headers, payloads)
-    rx = LinkReceiver(FMT)
+    rx = LinkReceiver(FMT, BITS)
     events = _push_all(rx, [_bad_crc(a[0]), *a[1:], *c])
     # Packet 0 is dropped when it ends; the gap before packet 2 is packet 1 alone.
     assert events[:3] == [Dropped(VC_DP, DROP_BAD_HEAD), Credit(VC_DP, 1), Credit(VC_DP, 1)]
@@ -294,7 +297,7 @@ def test_flit_past_the_count_without_last_marks_the_final_flit_bad() -> None:
     [a] = _stream(headers, payloads)
     a[4] = replace(a[4], last=False)
     extra = replace(a[4], data=0)
-    events = _push_all(LinkReceiver(FMT), [*a, extra])
+    events = _push_all(LinkReceiver(FMT, BITS), [*a, extra])
     p = payloads[0]
     assert events == [
         Packet(VC_DP, headers[0], [(p[0], False), (p[1], False), (p[2], False), (p[3], True)]),
@@ -307,7 +310,7 @@ def test_control_flits_good_bad_and_lost() -> None:
     tx = LinkSender(PacketFormat(4, ctrl_depth=15), BITS)
     acks = [Header(vc=VC_PP, kind=KIND_NACK, seq=i, src=2, dst=6) for i in range(4)]
     f0, f1, f2, f3 = (tx.packet_flits(h, [])[0] for h in acks)
-    events = _push_all(LinkReceiver(FMT), [f0, _bad_crc(f1), f3])  # f2 lost whole
+    events = _push_all(LinkReceiver(FMT, BITS), [f0, _bad_crc(f1), f3])  # f2 lost whole
     assert events == [
         Control(acks[0]),
         Credit(VC_CTRL, 1),
@@ -335,20 +338,28 @@ def _run(seed: int, fmt: PacketFormat, drop: float, corrupt: float, counts: list
     """Send counts[v] packets on each VC, interleaving flits of different VCs at random,
     through faults, returning credits to the sender as the reader frees them.
 
-    Two kinds of packet cross intact: each VC's final one, so that its end is known (the
-    receiver has no clock here, so no tail timeout), and one that spends the sender's last
-    credit. The reader returns the credits of packets lost whole only with a later flit that
-    counts them, so a window lost entirely would leave the sender without credits for good
-    (test_a_window_lost_whole_stalls_the_vc)."""
+    Each VC's final packet crosses intact, so that its end is known (the receiver has no
+    clock here, so no tail timeout). Any other flit may be lost, a whole credit window
+    included: a VC whose sender is out of credits with packets to send sends a sync
+    (through the same faults) whenever nothing else can go, as a sender out of credits for
+    ``sync_interval`` cycles does."""
     rng = random.Random(seed)
-    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt)
-    faults = LinkFaults(drop, corrupt, seed=seed, data_bits=BITS)
+    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt, BITS)
+    faults = LinkFaults(FaultRates(drop, corrupt), seed, fmt.link(BITS))
     sent: dict[int, list[tuple[Header, list[int]]]] = {v: [] for v in range(N_VCS)}
     in_flight: dict[int, list[LinkFlit]] = {v: [] for v in range(N_VCS)}
     events: list[LinkEvent] = []
     credits_back = dict.fromkeys(range(N_VCS), 0)
     lost: set[tuple[int, int, int]] = set()
     intact = dict.fromkeys(range(N_VCS), False)
+
+    def push(flit: LinkFlit) -> None:
+        for e in rx.push(flit):
+            events.append(e)
+            if isinstance(e, Credit):
+                tx.credit(e.vc, e.n)  # raises if more come back than were spent
+                credits_back[e.vc] += e.n
+
     while True:
         ready = [
             v
@@ -356,7 +367,13 @@ def _run(seed: int, fmt: PacketFormat, drop: float, corrupt: float, counts: list
             if in_flight[v] or (len(sent[v]) < counts[v] and tx.can_start(v))
         ]
         if not ready:
-            break
+            stalled = [v for v in range(N_VCS) if len(sent[v]) < counts[v]]
+            if not stalled:
+                break
+            seen = faults.step(tx.sync_flit(rng.choice(stalled)))
+            if seen is not None:
+                push(seen)
+            continue
         v = rng.choice(ready)
         if not in_flight[v]:
             i = len(sent[v])
@@ -366,19 +383,15 @@ def _run(seed: int, fmt: PacketFormat, drop: float, corrupt: float, counts: list
             else:
                 header, payload = Header(vc=v, seq=i, src=4, dst=1), _payload(rng, fmt)
             sent[v].append((header, payload))
-            intact[v] = len(sent[v]) == counts[v] or tx.credits[v] == 1
+            intact[v] = len(sent[v]) == counts[v]
             in_flight[v] = tx.packet_flits(header, payload)
         index = (fmt.packet_flits + 1 if v != VC_CTRL else 1) - len(in_flight[v])
         flit = in_flight[v].pop(0)
-        seen = flit if intact[v] else faults.apply(flit)
+        seen = flit if intact[v] else faults.step(flit)
         if seen is None:
             lost.add((v, len(sent[v]) - 1, index))
             continue
-        for e in rx.push(seen):
-            events.append(e)
-            if isinstance(e, Credit):
-                tx.credit(e.vc, e.n)  # raises if more come back than were spent
-                credits_back[e.vc] += e.n
+        push(seen)
     return _Run(sent, events, credits_back, tx, lost)
 
 
@@ -445,25 +458,79 @@ def test_no_faults_every_packet_comes_out_exactly(seed: int) -> None:
     ]
 
 
-def test_a_window_lost_whole_stalls_the_vc() -> None:
-    # The rules return a lost packet's credit with a later flit of its VC that counts it:
-    # when every packet the credits allow is lost whole, none can follow, and the VC waits
-    # for good.
-    fmt = PacketFormat(packet_flits=2, data_depth=2)
-    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt)
+def test_the_worst_window_comes_back_with_one_sync() -> None:
+    """The pattern no later flit can repair: the first packet not yet counted is lost whole
+    and every later one of the credit window loses its head and its tail (its middle is
+    not the next ``pkt`` expected, so nothing counts it). Other VCs' flits do not help; one
+    sync of the VC, sent once the sender has been out of credits and quiet for
+    ``sync_interval`` cycles, returns the whole window."""
+    fmt = PacketFormat(packet_flits=3, data_depth=4)
+    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt, BITS)
+    events: list[LinkEvent] = []
     for seq in range(fmt.data_depth):
-        tx.packet_flits(Header(vc=VC_MP, seq=seq), [0, 0])  # all flits lost
-    assert not tx.can_start(VC_MP)
+        flits = tx.packet_flits(Header(vc=VC_MP, seq=seq), [seq] * 3)
+        kept = [] if seq == 0 else flits[1:-1]  # lost whole, then head and tail lost
+        for now, flit in enumerate(kept, start=4 * seq):
+            tx.sent(flit, now)
+            events += rx.push(flit)
+    assert not tx.can_start(VC_MP) and _credits(events)[VC_MP] == 0
     [ctrl] = tx.packet_flits(Header(vc=VC_MP, kind=KIND_ACK), [])
     assert rx.push(ctrl)[-1] == Credit(VC_CTRL, 1)  # other VCs do not help
-    assert not tx.can_start(VC_MP)
+    last = 4 * (fmt.data_depth - 1) + 1
+    assert not tx.sync_due(VC_MP, last + sync_interval(fmt) - 1)
+    assert tx.sync_due(VC_MP, last + sync_interval(fmt))
+    sync = tx.sync_flit(VC_MP)
+    assert (sync.sync, sync.vc, sync.pkt, sync.head, sync.last) == (True, VC_MP, 4, False, False)
+    assert rx.push(sync) == [Credit(VC_MP, fmt.data_depth)]
+    tx.credit(VC_MP, fmt.data_depth)
+    # The VC goes on: the next packet is read whole, and counts nothing again.
+    flits = tx.packet_flits(Header(vc=VC_MP, seq=4), [7] * 3)
+    assert _push_all(rx, flits) == [
+        Packet(VC_MP, Header(vc=VC_MP, seq=4), [(7, False)] * 3),
+        Credit(VC_MP, 1),
+    ]
+
+
+def test_a_sync_ends_the_open_packet_and_costs_no_credit() -> None:
+    """A sync after a packet that lost its tail ends that packet, padded; with nothing lost
+    it returns no credit, and a sync is never itself a packet."""
+    headers, payloads = _packets(1)
+    [a] = _stream(headers, payloads)
+    rx = LinkReceiver(FMT, BITS)
+    assert _push_all(rx, a[:3]) == []
+    sync = LINK.flit(0, vc=VC_DP, pkt=1, sync=True)
+    p = payloads[0]
+    assert rx.push(sync) == [
+        Packet(VC_DP, headers[0], [(p[0], False), (p[1], False), (0, True), (0, True)]),
+        Credit(VC_DP, 1),
+    ]
+    assert rx.push(sync) == []
+    assert rx.push(LINK.flit(0, vc=VC_CTRL, pkt=0, sync=True)) == []
+
+
+def test_syncs_wait_for_the_interval_and_for_a_whole_packet() -> None:
+    """No sync while the sender holds a credit, while a packet of the VC is half sent, or
+    before ``sync_interval`` quiet cycles."""
+    fmt = PacketFormat(packet_flits=2, data_depth=1)
+    tx = LinkSender(fmt, BITS)
+    assert not tx.sync_due(VC_DP, 1000)  # a credit held
+    flits = tx.packet_flits(Header(vc=VC_DP), [1, 2])
+    tx.sent(flits[0], 10)
+    assert not tx.sync_due(VC_DP, 10 + sync_interval(fmt))  # inside a packet
+    tx.sent(flits[1], 11)
+    tx.sent(flits[2], 12)
+    assert not tx.sync_due(VC_DP, 11 + sync_interval(fmt))
+    assert tx.sync_due(VC_DP, 12 + sync_interval(fmt))
+    tx.sent(tx.sync_flit(VC_DP), 200)
+    assert not tx.sync_due(VC_DP, 200 + sync_interval(fmt) - 1)
+    assert tx.sync_due(VC_DP, 200 + sync_interval(fmt))
 
 
 def test_a_headless_packets_body_never_fills_the_packet_before_it():
     """Packet 0 loses its last flit, packet 1 its head and first flit: packet 1's remaining
     flits would fill packet 0 exactly, but they carry packet 1's ``pkt``."""
     fmt = PacketFormat(packet_flits=4)
-    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt)
+    tx, rx = LinkSender(fmt, BITS), LinkReceiver(fmt, BITS)
     p0 = tx.packet_flits(Header(vc=VC_DP, seq=0), [1, 2, 3, 4])
     p1 = tx.packet_flits(Header(vc=VC_DP, seq=1), [5, 6, 7, 8])
     events = []

@@ -51,7 +51,8 @@ def test_packet_options_need_packet(option, capsys, tmp_path):
 @pytest.mark.needs("icarus")
 def test_packet_standard_scenarios_as_json(capsys):
     """The happy path: every standard scenario passes, the fault scenario runs at the rates
-    given (faults seen, packets resent) and goodput is payload flits per cycle per port."""
+    given (faults seen, the lost flits replayed by link-level retry, on by default) and
+    goodput is payload flits per cycle per port."""
     argv = ["cosim", "--packet", "--sim", "icarus", "-P", "4", "--m", "3", "--lanes", "4"]
     argv += ["--dtype", "bf16", "--packets", "6", "--drop", "0.02", "--corrupt", "0"]
     assert main([*argv, "--root", str(ROOT), "--json"]) == 0
@@ -60,9 +61,9 @@ def test_packet_standard_scenarios_as_json(capsys):
     rows = {r["scenario"]: r for r in out["scenarios"]}
     assert list(rows) == [s.name for s in standard(4)]
     faulty = rows["three_phases_faults"]
-    assert faulty["dropped"] > 0 and faulty["corrupted"] == 0 and faulty["retransmissions"] > 0
+    assert faulty["dropped"] > 0 and faulty["corrupted"] == 0 and faulty["link_replays"] > 0
     clean = rows["mp_allreduce"]
-    assert clean["retransmissions"] == clean["dropped"] == 0
+    assert clean["retransmissions"] == clean["dropped"] == clean["link_replays"] == 0
     # MP pairs: 2 flows x 2 receivers x 6 packets of 8 payload flits.
     assert clean["packets"] == 24
     assert clean["goodput"] == pytest.approx(24 * 8 / clean["cycles"] / 4, abs=1e-4)

@@ -29,10 +29,12 @@ def test_default_point_is_the_plain_comparison():
     for f in ("mesh-5x4", "fred-d"):
         e = res.estimate(p, f)
         assert res.speedup(p, f) == pytest.approx(res.estimate(p, "mesh-5x4").time / e.time)
-    # 4500 instead of 989 TFLOP/s: compute-bound layers take 989/4500 of the time; the
-    # memory-bound ones (embedding, optimizer step) do not shrink, and they are a few percent.
+    # 4500 instead of 989 TFLOP/s: the GEMMs take 989/4500 of the time; the memory-bound
+    # kernels (LayerNorm, dropout, GeLU, the embedding, the optimizer step) do not shrink:
+    # c1 = G 989/4500 + M, c0 = G + M, and M is a few percent of c0 at 989.
     c0, c1 = (res.estimate(q, "mesh-5x4").breakdown["compute"] for q in res.points)
-    assert 989 / 4500 < c1 / c0 < 1.05 * 989 / 4500
+    memory_bound = (c1 - c0 * 989 / 4500) / (1 - 989 / 4500)
+    assert 0 < memory_bound < 0.1 * c0
 
 
 def test_faster_compute_makes_communication_matter_more():

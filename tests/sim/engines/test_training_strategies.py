@@ -30,13 +30,17 @@ def test_compute_bubble_and_exposed_add_up_on_the_simulator(strategy, fabric, wo
 def test_uneven_heads_run_with_a_note_and_cost_the_largest_share():
     # MP5 over 28 heads: ranks hold 6 or 5; MP4 holds 7 each. The busiest NPU's compute of
     # the transformer blocks scales with the heads it holds: 6/7 of MP4's.
-    kw = dict(samples_per_replica=1, microbatches=1)
+    # The GEMMs' share: HBM without limit, so that the memory-bound kernels (LayerNorms and
+    # dropouts are replicated on MP ranks, they do not shrink with the heads), the weights
+    # and the optimizer step take no time.
+    kw = dict(samples_per_replica=1, microbatches=1, npu=NPU(hbm_bandwidth=1e30))
     five = estimate("transformer-17b", "fred-d", "MP5-DP4-PP1", **kw)
     four = estimate("transformer-17b", "fred-d", "MP4-DP5-PP1", **kw)
     assert any("MP 5 over 28 heads gives ranks 6 or 5" in n for n in five.notes)
     assert not any(n.startswith("uneven") for n in four.notes)
-    # Not exactly 6/7: memory-bound layers (embedding) and the optimizer step differ.
-    assert five.breakdown["compute"] / four.breakdown["compute"] == pytest.approx(6 / 7, rel=0.02)
+    # Not exactly 6/7: the LM head's vocabulary split follows the heads too, the
+    # embedding has no FLOPs.
+    assert five.breakdown["compute"] / four.breakdown["compute"] == pytest.approx(6 / 7, rel=0.005)
 
 
 def test_every_strategy_of_transformer_17b_applies():

@@ -1,0 +1,95 @@
+"""The calibrated parameters: what no datasheet gives, fitted on the calibration subset of the
+validation data and frozen in the shipped files (fredfab.sim.engines.calibration fits them;
+tests/sim/engines/test_calibration.py checks that the frozen values are that fit).
+
+* ``kernel_efficiency``: the share of peak an A100 GEMM sustains; frozen in
+  model/training/data/npus/a100.toml; fitted on SC'21 Table 1, row 1.7B.
+* ``nvlink_fraction``, ``infiniband_fraction``: the share of NVLink's 300 GB/s and of an HDR
+  rail's 25 GB/s a long transfer sustains; frozen in data/fabrics/dgx-a100.toml ([dims]
+  achievable_fraction); fitted on the NCCL curve's 8 GiB point, one node and two nodes.
+* ``fixed_cost``, ``ll_fraction``: NCCL's per-collective launch and synchronisation cost and
+  the bandwidth share of its LL protocol; frozen in the same file ([collectives]); fitted on
+  the NCCL curve's sizes from 8 B to 512 KiB.
+
+Everything else is a datasheet number, a publication's, or NCCL's own cost model.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from fredfab.model.system.units import US
+from fredfab.model.training.config import CALIBRATED_NPU, NPU
+from fredfab.model.validation.suite import DATA_DIR
+
+#: The cluster file whose link and library parameters are calibrated.
+CLUSTER_FILE = DATA_DIR / "fabrics" / "dgx-a100.toml"
+#: The protocol whose bandwidth share is calibrated.
+CALIBRATED_PROTOCOL = "LL"
+#: Significant digits the frozen values keep.
+DIGITS = 4
+
+
+@dataclass(frozen=True)
+class Calibration:
+    kernel_efficiency: float
+    nvlink_fraction: float
+    infiniband_fraction: float
+    fixed_cost: float  # seconds
+    ll_fraction: float
+
+    def to_dict(self) -> dict[str, float]:
+        d = asdict(self)
+        d["fixed_cost_us"] = d.pop("fixed_cost") / US
+        return d
+
+    def rounded(self) -> Calibration:
+        """The values as the files keep them (DIGITS significant digits)."""
+        return Calibration(**{k: _sig(v) for k, v in asdict(self).items()})
+
+    def npu(self, base: NPU) -> NPU:
+        """``base`` with the calibrated kernel efficiency."""
+        return replace(base, efficiency=self.kernel_efficiency)
+
+    def cluster(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A parsed cluster file (CLUSTER_FILE's form) with these link and library values."""
+        out = copy.deepcopy(data)
+        out["dims"]["achievable_fraction"] = [self.nvlink_fraction, self.infiniband_fraction]
+        out["collectives"]["fixed_cost_us"] = self.fixed_cost / US
+        for p in out["collectives"]["protocols"]:
+            if p["name"] == CALIBRATED_PROTOCOL:
+                p["bandwidth_fraction"] = self.ll_fraction
+        return out
+
+
+#: The parameters and what they are (the table of the module docstring, for the output).
+PARAMETERS = {
+    "kernel_efficiency": "share of peak an A100 GEMM sustains",
+    "nvlink_fraction": "share of NVLink's rate a long transfer sustains",
+    "infiniband_fraction": "share of an HDR InfiniBand rail's rate a long transfer sustains",
+    "fixed_cost": "per-collective launch and synchronisation cost of NCCL",
+    "ll_fraction": "bandwidth share of NCCL's LL protocol",
+}
+
+
+def frozen() -> Calibration:
+    """The values the shipped files hold."""
+    cluster = tomllib.loads(CLUSTER_FILE.read_text())
+    npu = tomllib.loads(Path(CALIBRATED_NPU).read_text())
+    ll = next(p for p in cluster["collectives"]["protocols"] if p["name"] == CALIBRATED_PROTOCOL)
+    nvl, ib = cluster["dims"]["achievable_fraction"]
+    return Calibration(
+        kernel_efficiency=float(npu["kernel_efficiency"]),
+        nvlink_fraction=float(nvl),
+        infiniband_fraction=float(ib),
+        fixed_cost=float(cluster["collectives"]["fixed_cost_us"]) * US,
+        ll_fraction=float(ll["bandwidth_fraction"]),
+    )
+
+
+def _sig(v: float) -> float:
+    return float(f"{v:.{DIGITS}g}")

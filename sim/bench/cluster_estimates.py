@@ -1,0 +1,119 @@
+"""Wall time of training estimates at cluster scale, against NPU count, and of the
+32 x 32-mesh All-Reduce as `fred collective` runs it.
+
+Estimates: every row of Megatron-LM SC'21 Table 1 as `fred validate` models it (32 to 3,072
+A100s on DGX A100 nodes, the frozen calibration), and the 1T row widened to 4,096 GPUs (data
+parallelism 8, batch 4,096). Each run starts cold (clear_cache), as a fresh `fred estimate`
+would. Target: under 10 s each, up to 4,096 NPUs.
+
+The collective row runs the whole command in process (fabric file read, the default choice
+of algorithm, every candidate the bounds leave simulated, the output), on a [mesh] file of
+32 x 32 NPUs with the shipped mesh's links: 64 MiB per NPU over NPUs 0-1023. It measured
+9.6 s on the idle machine when it was first documented (docs/system-model.md, "Figures"):
+the row that watches it, target under 10 s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from fredfab.model.system.loader import DATA_DIR
+from fredfab.model.validation.calibration import frozen
+from fredfab.model.validation.suite import load_suite
+from fredfab.sim.engines.training import clear_cache
+from fredfab.sim.engines.validation import evaluate
+
+NAME = "cluster_estimates"
+TARGET_S = 10.0
+WIDE_GPUS = 4096
+
+
+def _timed(fn, repeat: int) -> tuple[float, object]:
+    walls, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        walls.append(time.perf_counter() - t0)
+    return sorted(walls)[len(walls) // 2], out
+
+
+def _estimate_rows(quick: bool) -> list[dict]:
+    sc21 = next(d for d in load_suite() if d.name == "megatron-sc21-table1")
+    cal = frozen()
+    points = list(sc21.points)
+    last = points[-1]
+    points.append(
+        replace(
+            last,
+            name=f"{last.name} on {WIDE_GPUS}",
+            run={**last.run, "gpus": WIDE_GPUS, "batch": WIDE_GPUS},
+        )
+    )
+    if quick:
+        points = [points[0], points[-1]]
+    rows = []
+    for p in points:
+
+        def cold(p=p):
+            clear_cache()
+            return evaluate(sc21, p, cal)
+
+        median, res = _timed(cold, 1 if quick else 3)
+        rows.append(
+            {
+                "case": f"estimate SC'21 {p.name}",
+                "npus": p.run["gpus"],
+                "strategy": res.detail["strategy"],
+                "median_s": median,
+                "target_s": TARGET_S,
+                "iteration_s": res.estimate,
+            }
+        )
+    return rows
+
+
+def _collective_row(repeat: int) -> dict:
+    from fredfab.sim.cli import main
+
+    shipped = (DATA_DIR / "mesh-5x4.toml").read_text()
+    text = (
+        shipped.replace('name = "mesh-5x4"', 'name = "mesh-32x32"')
+        .replace("width = 5", "width = 32")
+        .replace("height = 4", "height = 32")
+        .replace("io_controllers = 18", "io_controllers = 128")
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "mesh-32x32.toml"
+        f.write_text(text)
+        argv = ["collective", "--fabric", str(f), "--op", "all-reduce"]
+        argv += ["--group", "0-1023", "--size", "64MiB", "--json"]
+
+        def run() -> str:
+            clear_cache()
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                if main(argv) != 0:
+                    raise RuntimeError(f"fred {' '.join(argv)} failed")
+            return out.getvalue()
+
+        median, _ = _timed(run, repeat)
+    return {
+        "case": "fred collective, 32 x 32 mesh file, 64 MiB All-Reduce",
+        "npus": 1024,
+        "strategy": "",
+        "median_s": median,
+        "target_s": TARGET_S,
+        "iteration_s": None,
+    }
+
+
+def run(quick: bool = False) -> list[dict]:
+    rows = _estimate_rows(quick)
+    if not quick:
+        rows.append(_collective_row(3))
+    return rows

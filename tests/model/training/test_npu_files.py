@@ -1,0 +1,67 @@
+"""NPUs as data: the shipped files, a user's file, and what is refused."""
+
+import pytest
+
+from fredfab.model.training.config import NPU, carried_kernel_efficiency
+from fredfab.model.training.npu_files import NPUError, load_npu, npu_from_dict, shipped_npus
+from fredfab.model.validation.calibration import frozen
+
+
+def test_shipped_npus_are_datasheet_numbers_and_the_calibrated_efficiency():
+    assert {"a100", "h100", "wafer"} <= set(shipped_npus())
+    a100 = load_npu("a100")
+    assert a100.peak_flops == 312e12 and a100.hbm_bytes == 80e9
+    assert a100.efficiency == frozen().kernel_efficiency
+    h100 = load_npu("h100")
+    assert h100.peak_flops > 3 * a100.peak_flops and h100.name == "h100"
+
+
+def test_the_wafer_file_is_the_default_npu():
+    assert load_npu("wafer") == NPU()
+    assert NPU().efficiency == carried_kernel_efficiency() == load_npu("a100").efficiency
+
+
+def _npu(**kw):
+    data = {
+        "schema": "fred-npu/1",
+        "name": "mine",
+        "peak_TFLOPS": 100,
+        "hbm_GBps": 1000,
+        "hbm_GB": 16,
+        "kernel_efficiency": 0.6,
+        "sources": {k: "test" for k in ("peak_TFLOPS", "hbm_GBps", "hbm_GB", "kernel_efficiency")},
+    }
+    data.update(kw)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def test_a_users_npu_file_loads(tmp_path):
+    f = tmp_path / "mine.toml"
+    f.write_text(
+        'schema = "fred-npu/1"\nname = "mine"\npeak_TFLOPS = 100\nhbm_GBps = 1000\n'
+        'hbm_GB = 16\nkernel_efficiency = "a100"\n[sources]\npeak_TFLOPS = "a"\n'
+        'hbm_GBps = "b"\nhbm_GB = "c"\nkernel_efficiency = "d"\n'
+    )
+    npu = load_npu(f)
+    assert npu.peak_flops == 100e12 and npu.hbm_bandwidth == 1000e9
+    assert npu.efficiency == load_npu("a100").efficiency
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"kernel_efficiency": 1.5}, "kernel_efficiency"),
+        ({"peak_TFLOPS": 0}, "peak_TFLOPS"),
+        ({"sources": {"peak_TFLOPS": "x"}}, "sources"),
+        ({"schema": "fred-npu/2"}, "schema"),
+        ({"extra": 1}, "extra"),
+    ],
+)
+def test_bad_npu_files_are_refused(change, message):
+    with pytest.raises(NPUError, match=message):
+        npu_from_dict(_npu(**change), "mine.toml")
+
+
+def test_an_unknown_npu_name_lists_the_shipped_ones():
+    with pytest.raises(NPUError, match="a100, h100, wafer"):
+        load_npu("v100")

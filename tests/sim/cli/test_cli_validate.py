@@ -1,0 +1,62 @@
+"""`fred validate`: table, --json points, the goal, bad input."""
+
+import json
+
+import pytest
+
+from fredfab.sim.cli import main
+
+
+def test_validate_json_lists_points_with_estimate_measured_calibration_and_source(capsys):
+    argv = ["validate", "--dataset", "nccl-a100-allreduce", "--json", "--no-plot"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    pts = d["points"]
+    assert pts and all(p["dataset"] == "nccl-a100-allreduce" for p in pts)
+    for p in pts:
+        assert {"estimate", "measured", "calibration", "source"} <= p.keys()
+        assert p["error"] == pytest.approx(p["estimate"] / p["measured"] - 1)
+        assert p["in_goal"] == (
+            not p["calibration"] and p["name"] and p["detail"] is not None and _size(p) >= 2**20
+        )
+    assert any(p["calibration"] for p in pts) and any(not p["calibration"] for p in pts)
+    goal = d["goal"]["collective"]
+    assert goal["points"] == sum(p["in_goal"] for p in pts)
+    worst = max(abs(p["error"]) for p in pts if p["in_goal"])
+    assert goal["max_abs_error"] == pytest.approx(worst)
+    assert set(d["calibration"]) >= {"kernel_efficiency", "nvlink_fraction", "fixed_cost_us"}
+
+
+def _size(p):
+    return int(p["name"].split(" B")[0])
+
+
+def test_validate_table_and_plot(tmp_path, capsys):
+    plot = tmp_path / "v.svg"
+    assert main(["validate", "--dataset", "nccl-a100-allreduce", "-o", str(plot)]) == 0
+    out = capsys.readouterr().out
+    assert "calibration:" in out and "checked:" in out and "goal on the checked points" in out
+    assert plot.read_text().lstrip().startswith("<?xml")
+
+
+def test_validate_unknown_dataset_is_bad_input(capsys):
+    assert main(["validate", "--dataset", "nope", "--no-plot"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fred validate: error: dataset(s) nope unknown")
+
+
+def test_validate_bad_data_file_is_bad_input(tmp_path, capsys):
+    f = tmp_path / "bad.toml"
+    f.write_text('schema = "fred-validation/1"\nname = "x"\n')
+    assert main(["validate", "--data", str(f), "--no-plot"]) == 2
+    assert capsys.readouterr().err.startswith("fred validate: error: ")
+
+
+@pytest.mark.slow
+def test_sc21_table1_meets_the_goal_on_its_checked_rows(capsys):
+    argv = ["validate", "--dataset", "megatron-sc21-table1", "--json", "--no-plot"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    checked = d["datasets"][0]["checked"]
+    assert checked["points"] == 9
+    assert checked["geomean_abs_error"] <= 0.10 and checked["max_abs_error"] <= 0.20
