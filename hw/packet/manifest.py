@@ -39,7 +39,7 @@ from fredfab.model.packet.format import (
     VC_CTRL,
     VC_NAMES,
 )
-from fredfab.model.packet.link_retry import REPLAY_DEPTH, RETRY_TIMEOUT
+from fredfab.model.packet.link_retry import REPLAY_DEPTH, RETRY_TIMEOUT, replay_gap
 from fredfab.model.packet.protocol import protocol
 from fredfab.model.switch.config import CONFIG_SCHEMA
 from fredfab.model.switch.latency import node_cycles
@@ -81,6 +81,7 @@ def manifest(switch: PacketSwitch) -> dict:
             "lseq_bits": LSEQ_BITS,
             "replay_depth": REPLAY_DEPTH,
             "retry_timeout_cycles": RETRY_TIMEOUT,
+            "replay_gap_cycles": replay_gap(fmt),
             "rules": "every flit carries lseq, consecutive per link; the receiving end takes "
             "only the flit with lseq = expect and a good CRC (expect += 1, nak = 0), sets nak "
             "on a flit with that or a later lseq that it does not take, drops earlier ones; "

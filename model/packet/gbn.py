@@ -161,6 +161,12 @@ class GoBackNSender:
             self._since = now
 
 
+#: Go-Back-N (paper §5.4): a receiver sends a cumulative ACK every 16 data packets. A
+#: sender's window must exceed it, or a sender whose window is full waits for an ACK its
+#: receiver only sends after more packets: each window would then cost a timeout.
+ACK_EVERY = 16
+
+
 @dataclass
 class GoBackNReceiver:
     """One receiver of a flow: delivers packets 0..n_packets-1 once each, in order.
@@ -171,7 +177,7 @@ class GoBackNReceiver:
              of a configured flow to all of the flow's inputs."""
 
     n_packets: int
-    ack_every: int = 16
+    ack_every: int = ACK_EVERY
     timeout: int = 256
     port: int = 0
     vc: int = VC_DP

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from fredfab.model.packet.format import (
+    AUTO_CRC_UP_TO,
+    CRCS,
     HEADER_BITS,
     HEADER_FIELDS,
     KIND_NAMES,
@@ -18,12 +20,10 @@ from fredfab.model.packet.format import (
     PacketFormat,
     positions,
 )
+from fredfab.model.packet.gbn import ACK_EVERY
 from fredfab.model.packet.link import sync_interval, tail_timeout
 from fredfab.model.packet.recovery import notice_hold, npu_tail_timeout, tx_gap_bound
 from fredfab.model.packet.slot_check import SLOT_CHECK, check_words
-
-#: Go-Back-N (paper §5.4): a cumulative ACK every 16 data packets.
-ACK_INTERVAL = 16
 
 
 def _hex(value: int, bits: int) -> str:
@@ -115,6 +115,13 @@ def protocol(fmt: PacketFormat, link: LinkFormat, n_words: int, word_width: int)
             "final_xor": 0,
             "covers": "the data field only",
             "distance_4_up_to_bits": crc.hd_bits,
+            "chosen_by": f"crc_bits = {fmt.crc_bits}"
+            + (" (sized to the flit: see auto)" if not fmt.crc_bits else ""),
+            "auto": [{"data_bits_up_to": limit, "crc_bits": bits} for limit, bits in AUTO_CRC_UP_TO]
+            + [{"data_bits_up_to": None, "crc_bits": max(CRCS)}],
+            "choices": {
+                str(c.bits): {"name": c.name, "poly": _hex(c.poly, c.bits)} for c in CRCS.values()
+            },
         },
         "timing_cycles": {
             "rx_tail_timeout": tail_timeout(fmt),
@@ -138,8 +145,8 @@ def protocol(fmt: PacketFormat, link: LinkFormat, n_words: int, word_width: int)
             "flit may precede a header",
         },
         "go_back_n": {
-            "ack_interval_packets": ACK_INTERVAL,
-            "window": f"more than the ACK interval (>= {ACK_INTERVAL + 1}) and below "
+            "ack_interval_packets": ACK_EVERY,
+            "window": f"more than the ACK interval (>= {ACK_EVERY + 1}) and below "
             f"{1 << (SEQ_BITS - 1)} packets",
             "sequence_bits": SEQ_BITS,
             "sender": "go back to k on a NACK or a REWIND for k; on no acknowledgement "

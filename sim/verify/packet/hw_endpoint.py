@@ -40,6 +40,7 @@ from fredfab.model.packet.format import (
     UNICAST_INDEX,
     VC_CTRL,
 )
+from fredfab.model.packet.gbn import ACK_EVERY
 from fredfab.model.packet.link import sync_interval
 from fredfab.model.packet.payload import F_SHIFT, J_SHIFT, K_SHIFT
 from fredfab.model.packet.recovery import npu_tail_timeout
@@ -88,7 +89,7 @@ class EndpointKnobs:
     idle: float
     stall: float
     draws_seed: int
-    ack_every: int = 16
+    ack_every: int = ACK_EVERY
 
 
 def _shl64(x: Value, k: int) -> Value:

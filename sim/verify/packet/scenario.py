@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fredfab.model.packet.faults import FaultRates
-from fredfab.model.packet.format import DATA_VCS, UNICAST_INDEX
+from fredfab.model.packet.format import DATA_VCS, SEQ_MOD, UNICAST_INDEX
+from fredfab.model.packet.gbn import ACK_EVERY
 from fredfab.model.switch.flow import Flow
 
 PACKET_SCENARIO_SCHEMA = "fred-packet-scenarios/1"
@@ -90,6 +91,11 @@ class PacketScenario:
     credit_holds: tuple[tuple[int, int, int], ...] = ()
 
     def __post_init__(self) -> None:
+        if not ACK_EVERY < self.window < SEQ_MOD // 2:
+            raise ValueError(
+                f"{self.name}: window must exceed the ACK interval ({ACK_EVERY} packets) and "
+                f"stay below {SEQ_MOD // 2}, got {self.window}"
+            )
         # What the switch's sequence numbers are kept for (docs/switch-rtl.md, "Control
         # unit"): a configured slot carries one stream per input, on one VC, and a VC one
         # configured phase at a time (two at once could wait on each other's heads).

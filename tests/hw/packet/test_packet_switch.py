@@ -90,6 +90,16 @@ def test_scenarios_the_sequence_numbers_cannot_serve_are_refused(phases, message
         PacketScenario("bad", phases)
 
 
+@pytest.mark.parametrize("window", [1, 16, 1 << 15])
+def test_a_window_not_above_the_ack_interval_is_refused(window):
+    # Receivers ACK every 16 packets: a window of 16 or less would wait out a timeout per
+    # window; 2^15 packets is past what 16-bit sequence numbers tell apart.
+    phases = (PacketPhase.of(VC_DP, DP_SLOT, dp_flows(P), 2),)
+    with pytest.raises(ValueError, match=f"window must exceed the ACK interval .*got {window}"):
+        PacketScenario("bad", phases, window=window)
+    PacketScenario("ok", phases, window=17)
+
+
 def test_a_long_unicast_stream_does_not_starve_another_round():
     """0 -> 1 (round 1) streams 40 packets; 2 -> 0 (round 2) sends 2 from cycle 5: the
     round quantum lets them through long before the long stream ends."""

@@ -5,11 +5,19 @@ trees the RTL builds, and the distances the format states, counted exhaustively.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
+import numpy as np
 import pytest
 
-from fredfab.model.packet.crc_strength import missed_pairs, missed_quads, syndromes
+from fredfab.model.packet.crc_strength import (
+    even_weight_only,
+    missed_pairs,
+    missed_quads,
+    syndromes,
+    undetected,
+)
 from fredfab.model.packet.format import CRCS, Crc, crc_for
 
 
@@ -106,3 +114,55 @@ def test_crc32c_has_distance_six_on_512_byte_flits() -> None:
 
 def test_the_check_is_sized_to_the_flit() -> None:
     assert [crc_for(w).bits for w in (48, 64, 65, 512, 513, 4096)] == [8, 8, 16, 16, 32, 32]
+
+
+def _weights(crc: Crc, data_bits: int) -> list[int]:
+    """The code's weight distribution, by enumerating its 2^data_bits codewords: error
+    patterns over data and CRC that the CRC misses are exactly the nonzero codewords
+    (data error d with CRC error value(d) ^ value(0))."""
+    const = crc.value(0, data_bits)
+    words = np.zeros(1, dtype=np.int64)
+    checks = np.zeros(1, dtype=np.int64)
+    for b in range(data_bits):
+        words = np.concatenate([words, words | (1 << b)])
+        checks = np.concatenate([checks, checks ^ (crc.value(1 << b, data_bits) ^ const)])
+    both = (words << crc.bits) | checks
+    weight = np.array([bin(int(w)).count("1") for w in both])
+    return np.bincount(weight, minlength=data_bits + crc.bits + 1).tolist()
+
+
+@pytest.mark.parametrize("bits, data_bits", [(8, 14), (8, 16), (16, 16)])
+def test_missed_patterns_and_undetected_rate_are_the_code_weights(bits, data_bits):
+    """Counted from the syndromes, the missed 2- and 4-flip patterns are the code's
+    weight-2 and weight-4 codewords, and the undetected probability is the exact one
+    (every weight summed) to within the terms it leaves out."""
+    crc = CRCS[bits]
+    weights = _weights(crc, data_bits)
+    assert weights[0] == 1 and sum(weights[1::2]) == 0  # divisible by x + 1
+    assert missed_pairs(crc, data_bits) == weights[2] == 0
+    assert missed_quads(crc, data_bits) == weights[4] > 0
+    n = data_bits + crc.bits
+    for ber in (1e-6, 1e-3):
+        exact = sum(a * ber**w * (1 - ber) ** (n - w) for w, a in enumerate(weights) if w)
+        value, estimated = undetected(crc, data_bits, ber)
+        assert not estimated and value == pytest.approx(exact, rel=1e-3 if ber > 1e-4 else 1e-9)
+
+
+def test_crc8_misses_pairs_on_512_byte_flits_and_crc16_does_not():
+    # The paper's flit (4096 data bits): CRC-8 is distance 2 there (pairs 127 apart, the
+    # period of its primitive factor), CRC-16/CCITT distance 4.
+    assert missed_pairs(CRCS[8], 4096) == sum((4096 + 8 - d) for d in range(127, 4096 + 8, 127))
+    assert missed_pairs(CRCS[16], 4096) == 0
+    p8, _ = undetected(CRCS[8], 4096, 1e-9)
+    p16, _ = undetected(CRCS[16], 4096, 1e-9)
+    assert p8 > 1e10 * p16
+
+
+def test_a_random_code_share_for_distance_six():
+    # CRC-32C misses no 2- or 4-flip pattern on the default flit, so the rate is the
+    # weight-6 estimate: C(n, 6) / 2^31 (even-weight codewords only), marked as estimated.
+    crc, n, ber = CRCS[32], 64 + 32, 1e-6
+    assert even_weight_only(crc) and not even_weight_only(Crc(8, 0x1D, "odd", 0))
+    value, estimated = undetected(crc, 64, ber)
+    assert estimated
+    assert value == pytest.approx(math.comb(n, 6) / 2**31 * ber**6 * (1 - ber) ** (n - 6))
