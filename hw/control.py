@@ -55,16 +55,26 @@ def n_words(params: SwitchParams) -> int:
     return params.topology.config_layout.n_words(params.word_width)
 
 
-def copy_slot(
-    m: Module, rd, slot, word: Signal, active, nw: int, width: int, stride: int | None = None
-) -> None:
-    """One cycle of copying slot ``slot`` from the slot memory (read port ``rd``) into the
-    ``active`` configuration: read word ``word`` (``slot * stride + word``; ``stride``, the
-    words a slot takes in the memory, is ``nw`` unless given), count on, and store the word
-    read in the previous cycle, which arrives now (the read is registered). Words 1..nw
-    arrive in cycles ``word`` = 1..nw, so a copy takes ``nw + 1`` cycles from ``word`` = 0."""
+def slot_base(m: Module, slot, nw: int) -> Signal:
+    """The memory address of slot ``slot``'s first word, ``slot * nw`` (``nw``: the words a
+    slot takes in the memory), registered: the multiplication then never sits on the path
+    into the memory (on an FPGA it is a DSP block, and it was the control unit's slowest
+    path). ``slot`` must be set at least one cycle before a copy starts (the circuit control
+    unit sets it when it leaves IDLE, and drains for at least one cycle)."""
+    base = Signal(range(max(2, (1 << len(slot)) * nw)), name="slot_base")
+    m.d.sync += base.eq(slot * nw)
+    return base
+
+
+def copy_slot(m: Module, rd, base, word: Signal, active, nw: int, width: int) -> None:
+    """One cycle of copying the slot whose first word is at address ``base`` (``slot_base``,
+    or any expression of the slot) from the slot memory (read port ``rd``) into the
+    ``active`` configuration: read word ``word`` (address ``base + word``), count on, and
+    store the word read in the previous cycle, which arrives now (the read is registered).
+    Words 1..nw arrive in cycles ``word`` = 1..nw, so a copy takes ``nw + 1`` cycles from
+    ``word`` = 0."""
     bits = len(active)
-    m.d.comb += [rd.addr.eq(slot * (nw if stride is None else stride) + word), rd.en.eq(1)]
+    m.d.comb += [rd.addr.eq(base + word), rd.en.eq(1)]
     m.d.sync += word.eq(word + 1)
     with m.Switch(word):
         for w in range(1, nw + 1):
@@ -137,6 +147,7 @@ class ControlUnit(wiring.Component):
         m.d.comb += self.open.eq(~closed)
 
         target = Signal.like(self.slot)
+        base = slot_base(m, target, nw)
         word = Signal(range(nw + 1))
         with m.FSM():
             with m.State("IDLE"):
@@ -156,7 +167,7 @@ class ControlUnit(wiring.Component):
                     m.next = "LOAD"
             with m.State("LOAD"):
                 m.d.comb += self.reconfiguring.eq(1)
-                copy_slot(m, rd, target, word, active, nw, width)
+                copy_slot(m, rd, base, word, active, nw, width)
                 with m.If(word == nw):
                     m.next = "DONE"
             with m.State("DONE"):

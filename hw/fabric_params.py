@@ -4,7 +4,8 @@
 only), a fabric TOML file, or a parametric tree ``tree:4x5`` (model/system/generators.fred_tree:
 4 NPUs per L1 switch, 5 L1 switches under the root) with an optional ``+io<N>`` for N I/O
 controllers (``tree:2x2+io2``). Every switch is a FRED switch (hw/switch.py) of the
-architecture, m, lanes, element type, register slices, slots and word width given here, with as
+architecture, m, lanes, element type, register slices, adder stages, slots and word width given
+here, with as
 many ports as the fabric gives it (``Fabric.num_ports``). ``link_delay`` register slices
 (skid buffers) sit on every link, boundary links included.
 
@@ -67,6 +68,7 @@ class FabricParams:
     lanes: int = 1
     dtype: str = "int16"
     regs_per_stage: int = defaults.REGS_PER_STAGE
+    adder_stages: int = defaults.ADDER_STAGES
     slots: int = defaults.SLOTS
     word_width: int = defaults.WORD_WIDTH
     link_delay: int = 1
@@ -101,6 +103,7 @@ class FabricParams:
             lanes=self.lanes,
             dtype=self.dtype,
             regs_per_stage=self.regs_per_stage,
+            adder_stages=self.adder_stages,
             slots=self.slots,
             word_width=self.word_width,
             arch=self.arch,
@@ -108,12 +111,14 @@ class FabricParams:
 
     @property
     def name(self) -> str:
-        """File-system friendly, e.g. fabric_fred_d_clos_m3_l1_int16_r1_d1."""
+        """File-system friendly, e.g. fabric_fred_d_clos_m3_l1_int16_r1_d1 (with adder stages
+        fabric_fred_d_clos_m3_l1_int16_r1_a2_d1)."""
         slug = re.sub(r"[^a-z0-9]+", "_", self.spec.lower().rsplit("/", 1)[-1]).strip("_")
         m = f"_m{self.switch_m}" if self.arch == "clos" else ""
+        a = f"_a{self.adder_stages}" if self.adder_stages else ""
         return (
             f"fabric_{slug}_{self.arch}{m}_l{self.lanes}_{self.dtype}"
-            f"_r{self.regs_per_stage}_d{self.link_delay}"
+            f"_r{self.regs_per_stage}{a}_d{self.link_delay}"
         )
 
     def to_dict(self) -> dict:

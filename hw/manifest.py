@@ -17,9 +17,12 @@
   entry per field in bit order: ``node`` (index), ``name``, ``kind``, ``output``, ``lsb``,
   ``width`` (model/switch/config_layout.py; the RTL's configuration layout is built from the same
   table; model/switch/node.py says what each code value means);
-* ``latency_cycles``: input accepted to output valid, ``register_depth * regs_per_stage``
-  (model/switch/latency.py; ``register_depth`` is the stage count on the Clos, the longest path on
-  the crossbar);
+* ``latency_cycles``: input accepted to output valid on the longest path: one cycle per
+  register slice and per adder stage on it (model/switch/latency.py; on the Clos every path
+  crosses every stage, so this is every flow's latency; on the crossbar the longest path);
+* ``node_cycles``: the cycles each node holds a flit, by node index (``regs_per_stage`` if the
+  node is registered, plus ``adder_stages`` if its stage adds): a flow's latency is the sum
+  along its path, which is what the co-simulation bench expects of every flit;
 * ``slot_copy_cycles``: cycles a phase change spends copying the selected slot into the
   active register, after draining (``words_per_slot + 1``). Not the time to write a slot
   through ``cfg`` (one word per cycle, the timing card's ``slot_write_cycles``).
@@ -49,6 +52,7 @@ from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
 from fredfab.model.errors import InputError
 from fredfab.model.switch.config import CONFIG_SCHEMA
+from fredfab.model.switch.latency import node_cycles
 
 MANIFEST_SCHEMA = "fred-switch-manifest/1"
 
@@ -166,6 +170,7 @@ def manifest(switch: FredSwitch) -> dict:
         "config_fields": topo.config_layout.to_list(),
         "stages": topo.stages,
         "latency_cycles": switch.latency_cycles,
+        "node_cycles": list(node_cycles(topo, p.regs_per_stage, p.adder_stages)),
         "slot_copy_cycles": n_words(p) + 1,
         "load_cycles": n_words(p) + 1,  # deprecated alias of slot_copy_cycles
         "contract": contract(),

@@ -15,6 +15,10 @@ LANES = 4
 DTYPE = "bf16"
 #: Skid-buffer register slices after every registered node output.
 REGS_PER_STAGE = 1
+#: Register stages inside every adder (hw/adder.py): 0 is the combinational adder, one
+#: stage per uSwitch column; the RTL's behaviour and the system model's numbers before
+#: pipelined adders existed. docs/architecture-cost.md measures what more stages buy.
+ADDER_STAGES = 0
 #: Configuration slots K: MP, DP, PP and the all-unicast default.
 SLOTS = 4
 #: Bits per configuration word on the cfg port.

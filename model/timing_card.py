@@ -313,12 +313,12 @@ def default_card() -> TimingCard:
 
     * generator: the switch ``fred generate -P 8`` builds, i.e. the default generator
       parameters (model/defaults.py: Fred_3(P), the paper's m = 3, 4 bf16 lanes, one
-      register slice per stage, 32-bit configuration words) with 8 ports
-      (``DEFAULT_CARD_PORTS``).
-    * latency_cycles: the generator's formula (model/switch/latency.py), register depth times
-      register slices per stage: Fred_m(8) has 2*log2(8) - 1 = 5 uSwitch columns, one
-      register slice after each, so 5 cycles; the same number the generated RTL declares
-      in its manifest and shows in simulation (tests/hw/test_timing.py).
+      register slice per stage, combinational adders, 32-bit configuration words) with 8
+      ports (``DEFAULT_CARD_PORTS``).
+    * latency_cycles: the generator's formula (model/switch/latency.py), register slices and
+      adder stages on the longest path: Fred_m(8) has 2*log2(8) - 1 = 5 uSwitch columns, one
+      register slice after each and no adder stages, so 5 cycles; the same number the
+      generated RTL declares in its manifest and shows in simulation (tests/hw/test_timing.py).
     * throughput 1.0 flit/cycle/port for every kind in both conditions: the paper says
       reduction happens step by step inside the uSwitches so the switch runs at link rate
       (an assumption; the paper gives no figure, paper §4).
@@ -336,6 +336,7 @@ def default_card() -> TimingCard:
         "lanes": defaults.LANES,
         "dtype": defaults.DTYPE,
         "regs_per_stage": defaults.REGS_PER_STAGE,
+        "adder_stages": defaults.ADDER_STAGES,
         "slots": defaults.SLOTS,
         "word_width": defaults.WORD_WIDTH,
         "arch": defaults.ARCH,
@@ -345,7 +346,7 @@ def default_card() -> TimingCard:
         schema=SCHEMA,
         generator=generator,
         simulator="default",
-        latency_cycles=latency_cycles(graph, defaults.REGS_PER_STAGE),
+        latency_cycles=latency_cycles(graph, defaults.REGS_PER_STAGE, defaults.ADDER_STAGES),
         throughput=ones,
         reconfiguration_cycles=4,
         slot_write_cycles=len(Configuration.idle(graph).to_words(defaults.WORD_WIDTH)),

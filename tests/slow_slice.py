@@ -77,6 +77,7 @@ FORMAL_SECONDS = {
     "interconnect.rules.p5m3": 30.0,
     "interconnect.rules.xbar_p4": 40.0,
     "interconnect.flits.p4m2": 35.0,
+    "interconnect.flits.p4m2_a2": 40.0,
     "uswitch.ART_4x4.flits": 40.0,
     "uswitch.R_2x3.flits": 30.0,
 }
@@ -94,8 +95,18 @@ ESTIMATES: dict[str, Callable[[str], float]] = {
     "test_wide_sweep": _cosim,
     "test_every_pattern_on_one_variant": _cosim,
     "test_verilator_million_pairs": lambda params: 15.0,
-    "test_exhaustive_every_pair": lambda params: 250.0 if params == "fp16" else 190.0,
-    "test_generic_float_adder_exhaustive_on_float8": lambda params: 10.0,
+    # Pipelined adders: each depth is its own harness build (about 10 s) and clocks twice per
+    # vector; the exhaustive runs at depth 6 are estimated at twice the combinational ones.
+    "test_verilator_million_pairs_pipelined": lambda params: 30.0,
+    "test_exhaustive_every_pair": lambda params: (
+        (250.0 if params.startswith("fp16") else 190.0) * (1 if params.endswith("-0") else 2)
+    ),
+    "test_generic_float_adder_exhaustive_on_float8": lambda params: 12.0,
+    "test_pipelined_adders_equal_the_reference_at_every_depth": lambda params: 5.0,
+    "test_wide_sweep_pipelined": _cosim,
+    "test_timing_card_of_a_pipelined_switch": lambda params: (
+        60.0 if params == "verilator" else 30.0
+    ),
     # Flow against packet engine on the 20-NPU fabrics: 1.5 to 12 s each (measured).
     "test_engines_agree_on_the_paper_fabrics": lambda params: 4.0,
     # FRED-D in RTL (20 switch ports at the L2): a cold Verilator build of about 200 s that

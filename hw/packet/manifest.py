@@ -42,6 +42,7 @@ from fredfab.model.packet.format import (
 from fredfab.model.packet.link_retry import REPLAY_DEPTH, RETRY_TIMEOUT, replay_gap
 from fredfab.model.packet.protocol import protocol
 from fredfab.model.switch.config import CONFIG_SCHEMA
+from fredfab.model.switch.latency import node_cycles
 
 PACKET_MANIFEST_SCHEMA = "fred-packet-manifest/2"
 
@@ -136,6 +137,7 @@ def manifest(switch: PacketSwitch) -> dict:
         "config_fields": switch.topology.config_layout.to_list(),
         "stages": switch.topology.stages,
         "latency_cycles": s.latency_cycles,
+        "node_cycles": list(node_cycles(switch.topology, s.regs_per_stage, s.adder_stages)),
         "slot_copy_cycles": stride(s) + 1,
         "protocol": protocol(fmt, pp.link, n_words(s), s.word_width),
     }

@@ -137,7 +137,7 @@ class SlotStore(wiring.Component):
                     m.next = "COPY"
             with m.State("COPY"):
                 m.d.comb += self.busy.eq(1)
-                copy_slot(m, rd, slot, word, self.active.as_value(), nw, width, stride=words)
+                copy_slot(m, rd, slot * words, word, self.active.as_value(), nw, width)
                 with m.If((word >= 1) & (word <= nw)):
                     m.d.sync += crc.eq(step)
                 for j in range(cw - 1):

@@ -84,6 +84,30 @@ def plain_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
+def bounded_int_list(bounds: tuple[int, int]) -> Callable[[str], list[int]]:
+    """An argparse type: comma-separated integers or ranges (``0,2-4``), each in ``bounds``
+    (inclusive); sorted, without repeats."""
+    low, high = bounds
+
+    def parse(text: str) -> list[int]:
+        values: set[int] = set()
+        for item in text.split(","):
+            m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", item)
+            if not m:
+                raise argparse.ArgumentTypeError(
+                    f"{item.strip()!r} is not an integer or a range (e.g. 3 or 0-4)"
+                )
+            lo, hi = int(m[1]), int(m[2] if m[2] is not None else m[1])
+            if hi < lo:
+                raise argparse.ArgumentTypeError(f"range {item.strip()!r} runs backwards")
+            if lo < low or hi > high:
+                raise argparse.ArgumentTypeError(f"{item.strip()} is out of range {span(bounds)}")
+            values.update(range(lo, hi + 1))
+        return sorted(values)
+
+    return parse
+
+
 def bounded_float(bounds: tuple[float, float]) -> Callable[[str], float]:
     """An argparse type: a finite number in ``bounds`` (inclusive)."""
     low, high = bounds

@@ -14,6 +14,7 @@ from fredfab.sim.cli.arguments import (
     JOBS,
     SEED,
     bounded_int,
+    bounded_int_list,
     plain_int,
     ports_within,
     span,
@@ -22,6 +23,7 @@ from fredfab.sim.cli.arguments import (
 from fredfab.sim.cli.extras import require
 from fredfab.sim.cli.generate import DEFAULTS
 from fredfab.sim.cli.output import atomic_path, check_folder, write_text
+from fredfab.sim.cli.plot_style import legend_beside
 from fredfab.sim.verify.fpga import DEFAULT_SEED
 from fredfab.sim.worker_pool import worker_pool
 
@@ -55,6 +57,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dtype", default=DEFAULTS["dtype"], help=f"element type (default {DEFAULTS['dtype']})"
+    )
+    p.add_argument(
+        "--adder-stages",
+        type=bounded_int_list(PARAM_LIMITS["adder_stages"]),
+        default=[DEFAULTS["adder_stages"]],
+        metavar="N[,N...]",
+        help="register stages inside every adder, one variant per value, e.g. 0,2-4 "
+        f"({span(PARAM_LIMITS['adder_stages'])} each; default {DEFAULTS['adder_stages']}: "
+        "the combinational adder)",
     )
     p.add_argument(
         "--jobs",
@@ -100,17 +111,12 @@ def _one(job: tuple[SwitchParams, Path]) -> dict:
     report = synthesize(FredSwitch(params), params.name, synth_root / params.name)
     counts = params.topology.counts()
     return {
-        "arch": params.arch,
-        "ports": params.ports,
-        "m": params.m if params.arch == "clos" else None,
-        "lanes": params.lanes,
-        "dtype": params.dtype,
+        **params.report_fields(),
         "nand2_eq": round(report.nand2_eq),
         "adders": counts["adders"] * params.lanes,
         "mux_inputs": 2 * report.mux2,
         "flops": report.flops,
         "logic_depth": report.logic_depth,
-        "latency_cycles": params.latency_cycles,
         "nodes": counts["uswitches"],
         "config_bits": counts["config_bits"],
         "cells": report.cells,
@@ -132,9 +138,10 @@ def run(args: argparse.Namespace) -> int:
     if not arches or any(a not in ARCHES for a in arches):
         raise UserError(f"--arch {args.arch!r}: give one or more of {', '.join(ARCHES)}")
     variants = [
-        SwitchParams(ports=p, m=args.m, lanes=args.lanes, dtype=args.dtype, arch=a)
+        SwitchParams(ports=p, m=args.m, lanes=args.lanes, dtype=args.dtype, arch=a, adder_stages=n)
         for a in arches
         for p in ports
+        for n in args.adder_stages
     ]
     if args.fpga:
         from fredfab.sim.cli.cost_fpga import run_fpga
@@ -166,6 +173,7 @@ def format_cost_table(rows: list[dict]) -> str:
     cols = [
         ("arch", "arch", "<5", ""),
         ("P", "ports", ">3", ""),
+        ("stages", "adder_stages", ">6", ""),
         ("NAND2 eq", "nand2_eq", ">10", ","),
         ("adders", "adders", ">7", ""),
         ("mux in", "mux_inputs", ">8", ","),
@@ -187,23 +195,29 @@ def _plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    for arch in sorted({r["arch"] for r in rows}):
-        rs = sorted((r for r in rows if r["arch"] == arch), key=lambda r: r["ports"])
+    groups = sorted({(r["arch"], r["adder_stages"]) for r in rows})
+    several = len({n for _, n in groups}) > 1
+    for arch, stages in groups:
+        rs = sorted(
+            (r for r in rows if (r["arch"], r["adder_stages"]) == (arch, stages)),
+            key=lambda r: r["ports"],
+        )
         xs = [r["ports"] for r in rs]
+        name = f"{arch}, {stages} adder stages" if several else arch
         for ax, key, label in zip(
             axes,
             ("nand2_eq", "flops", "latency_cycles"),
             ("NAND2 equivalents", "flip-flops", "latency (cycles)"),
             strict=True,
         ):
-            ax.plot(xs, [r[key] for r in rs], marker="o", label=arch)
+            ax.plot(xs, [r[key] for r in rs], marker="o", label=name)
             ax.set_xlabel("ports P")
             ax.set_ylabel(label)
             ax.set_xscale("log", base=2)
             if key != "latency_cycles":
                 ax.set_yscale("log")
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend()
+    legend_beside(axes[-1])
     lanes, dtype = rows[0]["lanes"], rows[0]["dtype"]
     fig.suptitle(f"FRED switch cost, {lanes} x {dtype} per flit (Yosys, technology independent)")
     fig.tight_layout()

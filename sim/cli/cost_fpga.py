@@ -13,7 +13,8 @@ from fredfab.hw.params import SwitchParams
 from fredfab.model.errors import InputError
 from fredfab.sim import progress
 from fredfab.sim.cli import UserError
-from fredfab.sim.cli.output import check_file, check_folder, write_text
+from fredfab.sim.cli.output import atomic_path, check_file, check_folder, write_text
+from fredfab.sim.cli.plot_style import legend_beside
 from fredfab.sim.worker_pool import worker_pool
 
 
@@ -35,6 +36,11 @@ def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
         doing = "synthesis (Yosys) and ECP5 place and route (nextpnr), minutes each"
         rows = progress.pool_map(pool, args.jobs, _one, jobs, names, doing)
     write_text(args.out / "fpga.json", json.dumps(rows, indent=1) + "\n")
+    plot = None
+    if not args.no_plot and any(r["status"] == "ok" for r in rows):
+        plot = args.out / "fpga.png"
+        with atomic_path(plot) as tmp:
+            plot_fpga(rows, tmp)
     if card is not None and card_out is not None:
         row = next(r for r in rows if r["variant"] == wanted.name)
         if row["status"] != "ok":
@@ -47,7 +53,7 @@ def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     print(format_fpga_table(rows))
-    print(f"\nJSON: {args.out / 'fpga.json'}")
+    print(f"\nJSON: {args.out / 'fpga.json'}" + (f"; plot: {plot}" if plot else ""))
     if card_out is not None:
         print(
             f"timing card with the FPGA clock: {card_out} (an FPGA Fmax, not the paper's ASIC "
@@ -78,37 +84,17 @@ def _card_and_variant(path: str, variants: list[SwitchParams]):
         g = described
         raise UserError(
             f"timing card {path} describes {g.name}, which this run does not place and route; "
-            f"run --ports {g.ports} --arch {g.arch} --m {g.m} --lanes {g.lanes} --dtype {g.dtype}"
+            f"run --ports {g.ports} --arch {g.arch} --m {g.m} --lanes {g.lanes} --dtype {g.dtype} "
+            f"--adder-stages {g.adder_stages}"
         )
     return card, described
 
 
 def _one(job: tuple[SwitchParams, Path, int]) -> dict:
-    from fredfab.hw.switch import FredSwitch
-    from fredfab.sim.verify.fpga import DEVICE, DoesNotFit, place_and_route
+    from fredfab.sim.verify.fpga import variant_row
 
     params, root, seed = job
-    row = {
-        "variant": params.name,
-        "arch": params.arch,
-        "ports": params.ports,
-        "m": params.m if params.arch == "clos" else None,
-        "lanes": params.lanes,
-        "dtype": params.dtype,
-        "device": DEVICE.name,
-        "seed": seed,
-    }
-    try:
-        report = place_and_route(FredSwitch(params), params.name, root / params.name, seed)
-    except DoesNotFit as exc:
-        return row | {"status": "does-not-fit", "reason": str(exc)}
-    d = report.to_dict()
-    del d["device"], d["seed"]
-    d["lut_percent"] = round(100 * report.luts / report.lut_capacity, 1)
-    d["fmax_mhz"] = round(report.fmax_mhz, 2)
-    d["synth_seconds"] = round(report.synth_seconds, 1)
-    d["pnr_seconds"] = round(report.pnr_seconds, 1)
-    return row | {"status": "ok"} | d
+    return variant_row(params, root / params.name, seed)
 
 
 def format_fpga_table(rows: list[dict]) -> str:
@@ -118,6 +104,8 @@ def format_fpga_table(rows: list[dict]) -> str:
         ("m", "m", ">2", ""),
         ("lanes", "lanes", ">5", ""),
         ("dtype", "dtype", "<5", ""),
+        ("stages", "adder_stages", ">6", ""),
+        ("latency", "latency_cycles", ">7", ""),
         ("LUTs", "luts", ">8", ","),
         ("LUT %", "lut_percent", ">6", ""),
         ("FFs", "ffs", ">7", ","),
@@ -132,12 +120,52 @@ def format_fpga_table(rows: list[dict]) -> str:
     for r in rows:
         cells = [_cell(r.get(key), align, fmt) for _, key, align, fmt in cols]
         if r["status"] != "ok":
-            cells = [*cells[:5], f" {r['status']}: {r['reason']}"]
+            cells = [*cells[:7], f" {r['status']}: {r['reason']}"]
         lines.append(" ".join(cells))
     if rows:
         lines.append(f"{rows[0]['device']}, out of context, placer seed {rows[0]['seed']}")
+    paths = [r for r in rows if r.get("critical_path")]
+    if paths:
+        lines.append("critical paths:")
+        lines += [f"  {r['variant']}: {r['critical_path']}" for r in paths]
     return "\n".join(lines)
 
 
 def _cell(value: object, align: str, fmt: str) -> str:
     return f"{'-':{align}}" if value is None else f"{value:{align}{fmt}}"
+
+
+def plot_fpga(rows: list[dict], path: Path) -> None:
+    """Fmax, LUTs, flip-flops and latency against adder stages, one line per switch (arch,
+    ports, element type); variants that did not fit are left out."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in rows if r["status"] == "ok"]
+    panels = (
+        ("fmax_mhz", "Fmax (MHz)"),
+        ("luts", "LUTs"),
+        ("ffs", "flip-flops"),
+        ("latency_cycles", "latency (cycles)"),
+    )
+    fig, axes = plt.subplots(1, len(panels), figsize=(16, 4))
+    switches = sorted({(r["arch"], r["ports"], r["dtype"]) for r in ok})
+    for arch, ports, dtype in switches:
+        rs = sorted(
+            (r for r in ok if (r["arch"], r["ports"], r["dtype"]) == (arch, ports, dtype)),
+            key=lambda r: r["adder_stages"],
+        )
+        xs = [r["adder_stages"] for r in rs]
+        for ax, (key, label) in zip(axes, panels, strict=True):
+            ax.plot(xs, [r[key] for r in rs], marker="o", label=f"{arch} P = {ports}, {dtype}")
+            ax.set_xlabel("adder stages")
+            ax.set_ylabel(label)
+            ax.grid(True, alpha=0.3)
+    legend_beside(axes[-1])
+    seed = ok[0]["seed"]
+    fig.suptitle(f"FRED switch on {ok[0]['device']} (nextpnr-ecp5, out of context, seed {seed})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -25,6 +25,7 @@ INT_PARAMS = {
     "m": "Clos middle subnetworks m",
     "lanes": "elements per flit",
     "regs_per_stage": "register slices per stage",
+    "adder_stages": "register stages inside every adder (0: combinational)",
     "slots": "configuration slots K",
     "word_width": "configuration word bits",
 }
@@ -191,9 +192,11 @@ def run(args: argparse.Namespace) -> int:
         c = info["config"]["topology"]["counts"]
         sw = params.switch if args.packet else params
         title = f"Fred_{sw.m}({sw.ports})" if sw.arch == "clos" else f"xbar({sw.ports})"
+        adders = f"{c['adders']} x {sw.lanes} {sw.dtype} adders"
+        if sw.adder_stages:
+            adders += f" of {sw.adder_stages} register stages"
         print(
-            f"{title}: {info['stages']} stages, {c['uswitches']} uSwitches "
-            f"({c['adders']} x {sw.lanes} {sw.dtype} adders), latency "
+            f"{title}: {info['stages']} stages, {c['uswitches']} uSwitches ({adders}), latency "
             f"{info['latency_cycles']} cycles, {info['config']['config_bits']} configuration bits "
             f"= {info['config']['words_per_slot']} words per slot"
         )

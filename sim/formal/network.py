@@ -1,17 +1,24 @@
 """Harnesses of the whole interconnect (hw/interconnect.py), Clos or crossbar, built by the
 generator from ``SwitchParams`` with one int8 lane (the integer adder).
 
+Every node registers its configuration field (hw/interconnect.py), so a word applies from
+the cycle after it is set; the control units admit no flit until then (they change the
+configuration only while the switch is drained and its ports closed). The harnesses keep
+that contract: the word is set in the first cycle and no sender offers a flit in it.
+
 Function (``function_harness``): the interconnect without register slices
 (``regs_per_stage=0``, so an output shows this cycle's inputs), configured by ANY word the
 model's decoder accepts (``AnyConst``, assumed accepted by model/switch/config.py's rules),
-any senders with any data, any receivers. Asserted at every output port, every cycle: an
-output the model leaves silent is never valid; a valid output has every input the model
-adds into it valid, and its data are the wrapping integer sum of exactly those inputs' data.
+any senders with any data (from the second cycle on), any receivers. Asserted at every
+output port, every cycle: an output the model leaves silent is never valid; a valid output
+has every input the model adds into it valid, and its data are the wrapping integer sum of
+exactly those inputs' data.
 The data are universally quantified, so equal sums for every data mean equal sets of inputs,
 each counted once.
 
 Stream rules (``rules_harness``): the registered interconnect (``regs_per_stage=1``, the
-default RTL) under any accepted word: every output keeps the stream rules.
+default RTL, optionally with adder pipes) under any accepted word: every output keeps the
+stream rules.
 
 Flits (``flits_harness``): the registered interconnect; input port p's k-th flit carries
 ``(k + 1) << 6p`` (a field of six bits per port). Asserted: an output's j-th flit is the sum
@@ -39,8 +46,18 @@ from fredfab.sim.formal.spec import expected_outputs
 TAG_BITS = 3
 
 
-def interconnect_params(ports: int, m: int, arch: str, regs: int, dtype: str = "int8"):
-    return SwitchParams(ports=ports, m=m, lanes=1, dtype=dtype, regs_per_stage=regs, arch=arch)
+def interconnect_params(
+    ports: int, m: int, arch: str, regs: int, dtype: str = "int8", adder_stages: int = 0
+):
+    return SwitchParams(
+        ports=ports,
+        m=m,
+        lanes=1,
+        dtype=dtype,
+        regs_per_stage=regs,
+        adder_stages=adder_stages,
+        arch=arch,
+    )
 
 
 def _configured(m: Module, ic: Interconnect, swap_bits: bool, any_word: bool = False):
@@ -56,6 +73,13 @@ def _configured(m: Module, ic: Interconnect, swap_bits: bool, any_word: bool = F
     if swap_bits:
         word = Cat(word[1], word[0], word[2:])
     m.d.comb += ic.config.eq(word)
+    # The nodes hold the word from the second cycle on: nothing enters before (module
+    # docstring).
+    configured = Signal(name="configured")
+    m.d.sync += configured.eq(1)
+    with m.If(~configured):
+        for p, i in enumerate(ic.i):
+            m.d.comb += Assume(~i.valid, f"i{p}: no flit before the nodes hold the word")
     return config
 
 
@@ -87,8 +111,10 @@ def function_harness(
     return m
 
 
-def rules_harness(ports: int, m_: int, arch: str = "clos", mutant: bool = False) -> Module:
-    params = interconnect_params(ports, m_, arch, regs=1)
+def rules_harness(
+    ports: int, m_: int, arch: str = "clos", mutant: bool = False, adder_stages: int = 0
+) -> Module:
+    params = interconnect_params(ports, m_, arch, regs=1, adder_stages=adder_stages)
     m = harness_module()
     ic = Interconnect(params)
     m.submodules.ic = (
@@ -109,13 +135,15 @@ def flits_harness(
     any_word: bool = False,
     mutant: bool = False,
     count_bits: int = 5,
+    adder_stages: int = 0,
 ) -> Module:
     """Tagged flits (module docstring); counts modulo ``2**count_bits``, so the check is
-    exact for fewer than ``2**count_bits - 1`` flits per port (a BMC depth below that)."""
+    exact for fewer than ``2**count_bits - 1`` flits per port (a BMC depth below that).
+    ``adder_stages``: the nodes of the adding columns carry adder pipes (hw/uswitch.py)."""
     dtype = "int16" if TAG_BITS * ports <= 16 else "int32"
     if TAG_BITS * ports > 32:
         raise ValueError(f"tagged flits fit {32 // TAG_BITS} ports in an int32 lane, not {ports}")
-    params = interconnect_params(ports, m_, arch, regs=1, dtype=dtype)
+    params = interconnect_params(ports, m_, arch, regs=1, dtype=dtype, adder_stages=adder_stages)
     m = harness_module()
     m.submodules.ic = ic = Interconnect(params)
     config = _configured(m, ic, swap_bits=mutant, any_word=any_word)
@@ -131,7 +159,9 @@ def flits_harness(
     # Which inputs each output depends on: the spec run on one-hot markers.
     marks = [(Const(1), Const(1 << p, ports)) for p in range(ports)]
     uses = expected_outputs(m, ic.topology, config, marks, ports)
-    capacity = 2 * params.latency_cycles  # a skid buffer per register slice holds two
+    # A skid buffer per register slice holds two; a pipe of n adder stages holds n + 1 (its
+    # last register is a skid buffer): two per cycle of latency bounds both.
+    capacity = 2 * params.latency_cycles
     for q in range(ports):
         o, u = ic.o[q], uses[q]
         emitted = streams.counter(m, streams.transfer(o), count_bits, f"emitted{q}")

@@ -163,6 +163,15 @@ def _network_proofs() -> list[Proof]:
             False,
         ),
         Proof(
+            "interconnect.rules.p4m2_a2",
+            "prove",
+            10,
+            "Fred_2(4), registered, with two-stage adder pipes in its adding columns, any "
+            "accepted word: stream rules at every output",
+            "output 0 drops valid while stalled",
+            partial(network.rules_harness, 4, 2, "clos", adder_stages=2),
+        ),
+        Proof(
             "interconnect.flits.p4m2",
             "bmc",
             7,
@@ -179,6 +188,16 @@ def _network_proofs() -> list[Proof]:
             "Fred_3(4), registered, any accepted word: the tagged-flit check, deeper",
             "two configuration bits swapped",
             partial(network.flits_harness, 4, 3, "clos"),
+            False,
+        ),
+        Proof(
+            "interconnect.flits.p4m2_a2",
+            "bmc",
+            11,
+            "Fred_2(4), registered, with two-stage adder pipes: the tagged-flit check over "
+            "the longer pipeline",
+            "two configuration bits swapped",
+            partial(network.flits_harness, 4, 2, "clos", adder_stages=2),
             False,
         ),
     ]

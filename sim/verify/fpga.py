@@ -29,6 +29,7 @@ card (fredfab.model.timing_card, ``clock_hz``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -94,9 +95,68 @@ class FpgaReport:
     lut_capacity: int  # TRELLIS_COMB available on the device
     synth_seconds: float
     pnr_seconds: float
+    #: The critical path nextpnr reports (``critical_path``); None without a log.
+    path: CriticalPath | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class CriticalPath:
+    """The slowest register-to-register path of a run, from nextpnr's critical path report:
+    its delay split into logic and routing, how many cells it crosses, and where it starts
+    and ends (cell names shortened to the design's own signal names)."""
+
+    ns: float
+    logic_ns: float
+    routing_ns: float
+    cells: int  # logic cells on the path (a carry chain counts each CCU2C half it crosses)
+    start: str
+    end: str
+
+    def text(self) -> str:
+        return (
+            f"{self.ns:.1f} ns ({self.logic_ns:.1f} logic, {self.routing_ns:.1f} routing, "
+            f"{self.cells} cells) from {self.start} to {self.end}"
+        )
+
+
+#: The suffixes synthesis and packing append to a design's signal names.
+_CELL_SUFFIX = re.compile(r"(_TRELLIS|_LUT4|_CCU2C|_PFUMX|_L6MUX|_DPR16X4|\$).*$")
+
+
+def short_cell(name: str) -> str:
+    """``interconnect.u_m0_rd.i__0__payload.data[0]_TRELLIS_FF_Q_7.Q`` ->
+    ``interconnect.u_m0_rd.i__0__payload.data[0]``."""
+    return _CELL_SUFFIX.sub("", name)
+
+
+def critical_path(log_text: str) -> CriticalPath | None:
+    """The last critical path report for a clock in a nextpnr log (the final one, after
+    routing), or None when the log has none."""
+    blocks = log_text.split("Critical path report for clock")
+    if len(blocks) < 2:
+        return None
+    rows = re.findall(
+        r"^Info:\s+(clk-to-q|logic|routing|setup)\s+([\d.]+)\s+([\d.]+)\s+(?:Source|Net)\s+(\S+)",
+        blocks[-1].split("Info: Slack histogram")[0].split("\nInfo: Critical path report")[0],
+        re.M,
+    )
+    if not rows:
+        return None
+    logic = sum(float(d) for kind, d, _, _ in rows if kind != "routing")
+    routing = sum(float(d) for kind, d, _, _ in rows if kind == "routing")
+    cells = sum(1 for kind, _, _, _ in rows if kind == "logic")
+    sources = [name for kind, _, _, name in rows if kind != "routing"]
+    return CriticalPath(
+        ns=float(rows[-1][2]),
+        logic_ns=round(logic, 2),
+        routing_ns=round(routing, 2),
+        cells=cells,
+        start=short_cell(sources[0].rsplit(".", 1)[0]),
+        end=short_cell(sources[-1].rsplit(".", 1)[0]),
+    )
 
 
 def nextpnr_command() -> list[str]:
@@ -139,13 +199,43 @@ def place_and_route_rtlil(
     t0 = time.perf_counter()
     _run([*pnr, *args], workdir, f"nextpnr-ecp5 on {top}", log=workdir / "nextpnr.log")
     pnr_seconds = time.perf_counter() - t0
-    return parse_report(
+    parsed = parse_report(
         json.loads(report.read_text()),
         seed=seed,
         carry=carry,
         synth_seconds=synth_seconds,
         pnr_seconds=pnr_seconds,
     )
+    log = workdir / "nextpnr.log"
+    path = critical_path(log.read_text()) if log.is_file() else None
+    return dataclasses.replace(parsed, path=path)
+
+
+def variant_row(params, workdir: Path, seed: int = DEFAULT_SEED) -> dict:
+    """Place and route the switch of ``params`` (hw/params.py SwitchParams) in ``workdir`` and
+    return one flat row (what `fred cost --fpga` and `make bench` report): the variant, its
+    latency, ``status`` ("ok" or "does-not-fit" with a ``reason``), the counts, the Fmax and
+    the critical path as text."""
+    from fredfab.hw.switch import FredSwitch
+
+    row = {
+        "variant": params.name,
+        **params.report_fields(),
+        "device": DEVICE.name,
+        "seed": seed,
+    }
+    try:
+        report = place_and_route(FredSwitch(params), params.name, workdir, seed)
+    except DoesNotFit as exc:
+        return row | {"status": "does-not-fit", "reason": str(exc)}
+    d = report.to_dict()
+    del d["device"], d["seed"]
+    d["critical_path"] = report.path.text() if report.path else None
+    d["lut_percent"] = round(100 * report.luts / report.lut_capacity, 1)
+    d["fmax_mhz"] = round(report.fmax_mhz, 2)
+    d["synth_seconds"] = round(report.synth_seconds, 1)
+    d["pnr_seconds"] = round(report.pnr_seconds, 1)
+    return row | {"status": "ok"} | d
 
 
 def parse_report(

@@ -100,7 +100,10 @@ class Phase:
 @dataclass
 class Scenario:
     """Phases run one after the other on one switch, under input idle and output
-    backpressure patterns; ``seed`` seeds the patterns, ``timeout_cycles`` bounds the run."""
+    backpressure patterns; ``seed`` seeds the patterns, ``timeout_cycles`` bounds the run.
+    ``latency_skew`` cycles are added to every flit's due cycle (the bench's latency check,
+    fredfab.sim.verify.cocotb_bench.latency): 0 but in tests that show a wrong expectation
+    of the latency is caught."""
 
     name: str
     phases: list[Phase]
@@ -109,6 +112,7 @@ class Scenario:
     idle: Pattern = field(default_factory=Always)
     stall: Pattern = field(default_factory=Always)
     timeout_cycles: int = 20000
+    latency_skew: int = 0
 
     @property
     def sent_flits(self) -> int:
@@ -144,6 +148,7 @@ class Scenario:
             "idle": self.idle.to_json(),
             "stall": self.stall.to_json(),
             "timeout_cycles": self.timeout_cycles,
+            "latency_skew": self.latency_skew,
             "phases": [ph.to_json() for ph in self.phases],
         }
 
@@ -157,6 +162,7 @@ class Scenario:
             idle=pattern_from_json(d.get("idle") or {"kind": "none"}),
             stall=pattern_from_json(d.get("stall") or {"kind": "none"}),
             timeout_cycles=int(d.get("timeout_cycles", 20000)),
+            latency_skew=int(d.get("latency_skew", 0)),
         )
 
 

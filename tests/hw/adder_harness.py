@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (fpga-steps builds probe modules only to learn the widths a step hands on)
 """Test support for the element adders: operands, the numpy reference, and bulk runs in Verilator.
 
 The Python Amaranth simulator costs about half a millisecond per vector, so the bulk checks
@@ -6,11 +8,17 @@ the LaneAdder is converted with ``amaranth.back.verilog``, wrapped in a small C+
 streams binary operands through it, built once per configuration under
 ``build/tests/adder/<name>/`` and reused while the Verilog and the harness stay the same.
 
+A pipelined adder (``stages`` > 0, hw/adder.py) runs in the same harness, clocked once per
+vector; its sums come out ``stages`` cycles later and are matched to their operands, so the
+same comparisons prove it equal to the reference (and so to the combinational adder).
+
 Run as a script for the long checks outside pytest::
 
     .venv/bin/python tests/hw/adder_harness.py exhaustive fp16      # all 2^32 pairs
+    .venv/bin/python tests/hw/adder_harness.py exhaustive bf16 --stages 6
     .venv/bin/python tests/hw/adder_harness.py sample fp32 -n 10000000
     .venv/bin/python tests/hw/adder_harness.py stat fp16 bf16 fp32  # Yosys size and depth
+    .venv/bin/python tests/hw/adder_harness.py fpga-steps bf16  # each step's delay on the ECP5
 """
 
 from __future__ import annotations
@@ -30,11 +38,11 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 from amaranth.back import verilog
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fredfab.hw.adder import FloatAdder, LaneAdder
+from fredfab.hw.adder import FloatAdder, LaneAdder, float_steps
 from fredfab.hw.flit import lanes_layout
 from fredfab.model.dtypes import ELEMENT_TYPES
 from fredfab.sim.verify.build_cache import cached_build
@@ -280,8 +288,9 @@ def verilator_env() -> dict[str, str]:
 class _FloatLanes(wiring.Component):
     """LaneAdder's layout for a generic FloatAdder(exp_bits, man_bits) (the float8 formats)."""
 
-    def __init__(self, exp_bits: int, man_bits: int, lanes: int) -> None:
+    def __init__(self, exp_bits: int, man_bits: int, lanes: int, stages: int = 0) -> None:
         self.exp_bits, self.man_bits, self.lanes = exp_bits, man_bits, lanes
+        self.stages = stages
         self.layout = lanes_layout(1 + exp_bits + man_bits, lanes)
         w = self.layout.size
         super().__init__({"a": In(w), "b": In(w), "s": Out(w)})
@@ -290,23 +299,26 @@ class _FloatLanes(wiring.Component):
         m = Module()
         a, b, s = self.layout(self.a), self.layout(self.b), self.layout(self.s)
         for i in range(self.lanes):
-            m.submodules[f"lane{i}"] = lane = FloatAdder(self.exp_bits, self.man_bits)
+            lane = FloatAdder(self.exp_bits, self.man_bits, self.stages)
+            m.submodules[f"lane{i}"] = lane
             m.d.comb += [lane.a.eq(a[i]), lane.b.eq(b[i]), s[i].eq(lane.s)]
         return m
 
 
-def lane_adder_verilog(fmt: Format, lanes: int) -> str:
-    """Verilog of a ``lanes``-lane adder for ``fmt``, top module ``lane_adder``."""
+def lane_adder_verilog(fmt: Format, lanes: int, stages: int = 0) -> str:
+    """Verilog of a ``lanes``-lane adder for ``fmt`` with ``stages`` register stages, top
+    module ``lane_adder`` (ports ``clk`` and ``rst`` too when pipelined)."""
     if fmt.name in ELEMENT_TYPES:
-        dut = LaneAdder(fmt.name, lanes)
+        dut = LaneAdder(fmt.name, lanes, stages)
     else:
-        dut = _FloatLanes(fmt.exp_bits, fmt.man_bits, lanes)
+        dut = _FloatLanes(fmt.exp_bits, fmt.man_bits, lanes, stages)
     return verilog.convert(dut, name="lane_adder")
 
 
 _HARNESS_CPP = r"""
 // Streams operands through the Verilated lane_adder. Elements are little-endian, EBYTES each,
-// LANES per vector, lane 0 first (the LSBs of the ports).
+// LANES per vector, lane 0 first (the LSBs of the ports). With STAGES > 0 the adder is
+// pipelined: one clock per vector, and the sum of vector v is read STAGES cycles later.
 //   harness pairs            stdin: records of a-vector then b-vector; stdout: s-vectors
 //   harness sweep A0 A1      a in [A0, A1), b over every 2^(8*EBYTES) pattern; stdout: sums
 #include "Vlane_adder.h"
@@ -318,18 +330,41 @@ _HARNESS_CPP = r"""
 
 static const size_t VBYTES = LANES * EBYTES;
 
+// One cycle: the operands set before it are taken at its clock edge.
+static void cycle(Vlane_adder& top) {
+#if STAGES
+    top.clk = 1;
+    top.eval();
+    top.clk = 0;
+    top.eval();
+#else
+    top.eval();
+#endif
+}
+
+// The vector whose sum is on s after the cycle of vector v (negative: none yet).
+static long sum_of(long v) { return STAGES ? v + 1 - STAGES : v; }
+
 int main(int argc, char** argv) {
     Vlane_adder top;
+#if STAGES
+    top.rst = 0;
+    top.clk = 0;
+    top.eval();
+#endif
     if (argc == 2 && !strcmp(argv[1], "pairs")) {
         const size_t block = 4096;  // records per read
         std::vector<unsigned char> in(2 * VBYTES * block), out(VBYTES * block);
         size_t got;
         while ((got = fread(in.data(), 2 * VBYTES, block, stdin)) > 0) {
-            for (size_t r = 0; r < got; r++) {
-                memcpy(top.a.data(), &in[2 * VBYTES * r], VBYTES);
-                memcpy(top.b.data(), &in[2 * VBYTES * r + VBYTES], VBYTES);
-                top.eval();
-                memcpy(&out[VBYTES * r], top.s.data(), VBYTES);
+            for (long r = 0; r < (long)got + (STAGES ? STAGES - 1 : 0); r++) {
+                if (r < (long)got) {
+                    memcpy(top.a.data(), &in[2 * VBYTES * r], VBYTES);
+                    memcpy(top.b.data(), &in[2 * VBYTES * r + VBYTES], VBYTES);
+                }
+                cycle(top);
+                long k = sum_of(r);
+                if (k >= 0) memcpy(&out[VBYTES * k], top.s.data(), VBYTES);
             }
             if (fwrite(out.data(), VBYTES, got, stdout) != got) return 2;
         }
@@ -337,19 +372,23 @@ int main(int argc, char** argv) {
     }
     if (argc == 4 && !strcmp(argv[1], "sweep") && EBYTES <= 2) {
         const uint64_t count = 1ull << (8 * EBYTES);
+        const long vectors = count / LANES;
         const uint64_t a0 = strtoull(argv[2], 0, 0), a1 = strtoull(argv[3], 0, 0);
         std::vector<unsigned char> av(VBYTES), bv(VBYTES), out(count * EBYTES);
         for (uint64_t a = a0; a < a1; a++) {
             for (size_t i = 0; i < LANES; i++) memcpy(&av[i * EBYTES], &a, EBYTES);
             memcpy(top.a.data(), av.data(), VBYTES);
-            for (uint64_t b0 = 0; b0 < count; b0 += LANES) {
-                for (size_t i = 0; i < LANES; i++) {
-                    uint64_t b = b0 + i;
-                    memcpy(&bv[i * EBYTES], &b, EBYTES);
+            for (long v = 0; v < vectors + (STAGES ? STAGES - 1 : 0); v++) {
+                if (v < vectors) {
+                    for (size_t i = 0; i < LANES; i++) {
+                        uint64_t b = v * LANES + i;
+                        memcpy(&bv[i * EBYTES], &b, EBYTES);
+                    }
+                    memcpy(top.b.data(), bv.data(), VBYTES);
                 }
-                memcpy(top.b.data(), bv.data(), VBYTES);
-                top.eval();
-                memcpy(&out[b0 * EBYTES], top.s.data(), VBYTES);
+                cycle(top);
+                long k = sum_of(v);
+                if (k >= 0) memcpy(&out[k * VBYTES], top.s.data(), VBYTES);
             }
             if (fwrite(out.data(), EBYTES, count, stdout) != count) return 2;
         }
@@ -369,11 +408,12 @@ def harness_lanes(fmt: Format) -> int:
 
 @dataclass
 class Harness:
-    """A built Verilator harness for one format."""
+    """A built Verilator harness for one format and number of adder stages."""
 
     fmt: Format
     lanes: int
     exe: Path
+    stages: int = 0
 
     def run_pairs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Sums of the operand pairs ``a``, ``b`` (raw bit patterns) computed by the RTL."""
@@ -416,16 +456,17 @@ class Harness:
                 proc.stdout.close()
 
 
-def build_harness(fmt: Format, lanes: int | None = None) -> Harness:
-    """Convert, Verilate and compile the harness for ``fmt`` (cached; safe under pytest-xdist).
+def build_harness(fmt: Format, lanes: int | None = None, stages: int = 0) -> Harness:
+    """Convert, Verilate and compile the harness for ``fmt`` with ``stages`` adder stages
+    (cached; safe under pytest-xdist).
 
     Raises ToolMissing when the toolchain is not there.
     """
     lanes = lanes or harness_lanes(fmt)
     env = verilator_env()
-    out = BUILD_ROOT / f"{fmt.name}_x{lanes}"
+    out = BUILD_ROOT / (f"{fmt.name}_x{lanes}" + (f"_a{stages}" if stages else ""))
     out.mkdir(parents=True, exist_ok=True)
-    vtext = lane_adder_verilog(fmt, lanes)
+    vtext = lane_adder_verilog(fmt, lanes, stages)
     cmd = [
         "verilator",
         "--cc",
@@ -436,7 +477,7 @@ def build_harness(fmt: Format, lanes: int | None = None) -> Harness:
         "--top-module",
         "lane_adder",
         "-CFLAGS",
-        f"-DLANES={lanes} -DEBYTES={fmt.raw.itemsize}",
+        f"-DLANES={lanes} -DEBYTES={fmt.raw.itemsize} -DSTAGES={stages}",
         # Generated netlist Verilog trips style and width lints; lint_verilog checks those.
         "-Wno-fatal",
         "-Wno-lint",
@@ -467,7 +508,7 @@ def build_harness(fmt: Format, lanes: int | None = None) -> Harness:
             raise RuntimeError(f"verilator build failed, see {out / 'build.log'}")
 
     cached_build(out, key, verilate, outputs=[exe])  # one builder per directory across workers
-    return Harness(fmt, lanes, exe)
+    return Harness(fmt, lanes, exe, stages)
 
 
 # --------------------------------------------------------------------------------------------
@@ -494,18 +535,22 @@ def compare(a, b, got, expected, limit: int = 10) -> Mismatches:
     return Mismatches(len(bad), ex)
 
 
-def sample_check(fmt: Format, n: int, seed: int) -> Mismatches:
-    """``n`` operand pairs from ``operand_pairs`` through Verilator, against the reference."""
-    harness = build_harness(fmt)
+def sample_check(fmt: Format, n: int, seed: int, stages: int = 0) -> Mismatches:
+    """``n`` operand pairs from ``operand_pairs`` through Verilator (an adder of ``stages``
+    register stages), against the reference."""
+    harness = build_harness(fmt, stages=stages)
     a, b = operand_pairs(fmt, n, seed)
     return compare(a, b, harness.run_pairs(a, b), reference_add(fmt, a, b))
 
 
-def exhaustive_check(fmt: Format, a_start: int = 0, a_stop: int | None = None) -> Mismatches:
-    """Every pair (a, b) with a in [a_start, a_stop) and any b, against the reference."""
+def exhaustive_check(
+    fmt: Format, a_start: int = 0, a_stop: int | None = None, stages: int = 0
+) -> Mismatches:
+    """Every pair (a, b) with a in [a_start, a_stop) and any b through an adder of ``stages``
+    register stages, against the reference."""
     if fmt.bits > 16:
         raise ValueError(f"{fmt.name}: exhaustive checks are for formats of at most 16 bits")
-    harness = build_harness(fmt)
+    harness = build_harness(fmt, stages=stages)
     count = 1 << fmt.bits
     a_stop = count if a_stop is None else a_stop
     all_b = np.arange(count, dtype=np.uint32).astype(fmt.raw)
@@ -556,6 +601,52 @@ def yosys_stat(fmt: Format) -> dict[str, int]:
     return {"nand2_eq": round(report.nand2_eq), "depth": report.logic_depth}
 
 
+class _OneStep(wiring.Component):
+    """Step ``k`` of a float adder between two registers, for timing it alone: the state it
+    takes comes in on ``x`` (into a register), the state it gives goes out on ``y`` (from a
+    register), so the only timed path is the step itself."""
+
+    def __init__(self, fmt: Format, k: int) -> None:
+        from fredfab.hw.adder import pack_state
+
+        self.steps = float_steps(fmt.exp_bits, fmt.man_bits)
+        self.k = k
+        probe = Module()
+        state = {"a": Signal(fmt.bits), "b": Signal(fmt.bits)}
+        for step in self.steps[:k]:
+            state = step.run(probe, state)
+        bits, self.spec = pack_state(state)
+        out, _ = pack_state(self.steps[k].run(probe, dict(state)))
+        super().__init__({"x": In(len(bits)), "y": Out(len(out))})
+
+    def elaborate(self, platform) -> Module:
+        from fredfab.hw.adder import pack_state, unpack_state
+
+        m = Module()
+        x = Signal(len(self.x))
+        m.d.sync += x.eq(self.x)
+        out, _ = pack_state(self.steps[self.k].run(m, unpack_state(x, self.spec)))
+        y = Signal(len(out))
+        m.d.sync += y.eq(out)
+        m.d.comb += self.y.eq(y)
+        return m
+
+
+def fpga_steps(fmt: Format) -> list[tuple[str, float]]:
+    """Each step of the float adder of ``fmt`` placed and routed alone on the project's FPGA
+    (fredfab.sim.verify.fpga): (step, register-to-register delay in ns). These delays, for
+    bf16, are the ``Step.delay`` figures hw/adder.py splits the adder by."""
+    from fredfab.sim.verify.fpga import place_and_route
+
+    out = []
+    for k, step in enumerate(float_steps(fmt.exp_bits, fmt.man_bits)):
+        rep = place_and_route(
+            _OneStep(fmt, k), f"step_{step.name}", BUILD_ROOT / "fpga" / fmt.name / step.name
+        )
+        out.append((step.name, round(1000 / rep.fmax_mhz, 2)))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -565,8 +656,12 @@ def main(argv: list[str] | None = None) -> int:
     sa.add_argument("formats", nargs="+", choices=list(FORMATS))
     sa.add_argument("-n", type=int, default=1_000_000)
     sa.add_argument("--seed", type=int, default=1)
+    for parser in (ex, sa):
+        parser.add_argument("--stages", type=int, default=0, help="adder register stages")
     st = sub.add_parser("stat", help="Yosys cell count and depth of one adder")
     st.add_argument("formats", nargs="+", choices=list(FORMATS))
+    fs = sub.add_parser("fpga-steps", help="each float adder step's delay on the ECP5")
+    fs.add_argument("formats", nargs="+", choices=[f for f, v in FORMATS.items() if v.is_float])
     args = p.parse_args(argv)
     failed = False
     for name in args.formats:
@@ -575,10 +670,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "stat":
             print(f"{name}: {yosys_stat(fmt)}")
             continue
+        if args.cmd == "fpga-steps":
+            steps = ", ".join(f"{step} {ns} ns" for step, ns in fpga_steps(fmt))
+            print(f"{name}: {steps}")
+            continue
         if args.cmd == "exhaustive":
-            res, n = exhaustive_check(fmt), 1 << (2 * fmt.bits)
+            res, n = exhaustive_check(fmt, stages=args.stages), 1 << (2 * fmt.bits)
         else:
-            res, n = sample_check(fmt, args.n, args.seed), args.n
+            res, n = sample_check(fmt, args.n, args.seed, args.stages), args.n
         ok = res.count == 0
         failed |= not ok
         status = "ok" if ok else res.describe(fmt)

@@ -1,14 +1,25 @@
 # amaranth: UnusedElaboratable=no
 # (tests build adders only to inspect ports or constructor errors; see amaranth's own tests)
-"""Element adders (fredfab.hw.adder): bit-exact against numpy, the NaN rule and the golden model.
+"""Element adders (fredfab.hw.adder): bit-exact against numpy, the NaN rule and the golden model,
+combinational and pipelined.
 
 Fast checks run the Amaranth simulator on a LaneAdder (many lanes per step, so one simulator
 step checks many vectors). The bulk checks (a million pairs, every fp16/bf16 pair) run the
 converted Verilog in Verilator through tests/hw/adder_harness.py; only the fp16 million-pair
-sample is in the default suite, the rest is marked slow (``pytest -m slow tests/hw``).
+samples (the combinational adder and the one with every step in its own slice) are in the
+default suite, the rest is marked slow (``pytest -m slow tests/hw``).
+
+The pipelined adders are the combinational one's steps with registers between them (the
+values a step hands to the next, and nothing else: hw/adder.py). Any depth puts its registers
+at a subset of the six step boundaries, and the deepest, MAX_ADDER_STAGES, at all of them; so
+the exhaustive fp16 and bf16 runs at that depth check every boundary's register contents on
+every operand pair, and every other depth is checked on a million pairs (slow suite) and on
+the edge-heavy sample in the Amaranth simulator (default suite).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -24,10 +35,13 @@ from fredfab.hw.adder import (
     LaneAdder,
     canonical_nan,
     element_width,
+    float_steps,
+    slice_plan,
 )
 from fredfab.hw.flit import flit_layout
 from fredfab.model import golden
 from fredfab.model.dtypes import ELEMENT_TYPES, from_bits, to_bits
+from fredfab.model.switch.latency import MAX_ADDER_STAGES
 from tests.hw.adder_harness import (
     BUILD_ROOT,
     FORMATS,
@@ -43,10 +57,14 @@ INTS = ["int8", "int16", "int32"]
 SEEDS = {"fp16": 16, "bf16": 1016, "fp32": 32}
 
 
-def simulate(name: str, a: np.ndarray, b: np.ndarray, lanes: int = 64) -> np.ndarray:
-    """Sums of the operand bit patterns ``a``, ``b`` from a LaneAdder in the Python simulator."""
+def simulate(
+    name: str, a: np.ndarray, b: np.ndarray, lanes: int = 64, stages: int = 0
+) -> np.ndarray:
+    """Sums of the operand bit patterns ``a``, ``b`` from a LaneAdder in the Python simulator;
+    with ``stages`` > 0 one vector per clock, each sum read ``stages`` cycles after its
+    operands (so a pipeline of any other latency returns the wrong sums)."""
     fmt = FORMATS[name]
-    dut = LaneAdder(name, lanes)
+    dut = LaneAdder(name, lanes, stages)
     n = len(a)
     blocks = -(-n // lanes)
     padded = np.zeros((2, blocks * lanes), fmt.raw)
@@ -63,8 +81,21 @@ def simulate(name: str, a: np.ndarray, b: np.ndarray, lanes: int = 64) -> np.nda
             ctx.set(dut.b, vb)
             results.append(ctx.get(dut.s))
 
+    async def clocked(ctx):
+        for k in range(len(vectors) + stages):
+            if k < len(vectors):
+                ctx.set(dut.a, vectors[k][0])
+                ctx.set(dut.b, vectors[k][1])
+            if k >= stages:
+                results.append(ctx.get(dut.s))
+            await ctx.tick()
+
     sim = Simulator(dut)
-    sim.add_testbench(testbench)
+    if stages:
+        sim.add_clock(1e-8)
+        sim.add_testbench(clocked)
+    else:
+        sim.add_testbench(testbench)
     sim.run()
     nbytes = lanes * fmt.raw.itemsize
     return np.frombuffer(b"".join(v.to_bytes(nbytes, "little") for v in results), fmt.raw)[:n]
@@ -113,6 +144,72 @@ def test_unknown_element_type_is_a_value_error_naming_the_allowed_ones(bad):
 def test_lane_count_must_be_a_positive_int(lanes):
     with pytest.raises(ValueError, match="lanes must be a positive integer"):
         LaneAdder("fp16", lanes)
+
+
+@pytest.mark.parametrize("stages", [-1, MAX_ADDER_STAGES + 1, 1.5, True, "2"])
+def test_stage_count_is_bounded(stages):
+    for make in (
+        lambda: ElementAdder("bf16", stages),
+        lambda: LaneAdder("fp16", 2, stages),
+        lambda: FloatAdder(5, 10, stages),
+        lambda: IntAdder(16, stages),
+    ):
+        with pytest.raises(ValueError, match=r"adder stages must be"):
+            make()
+
+
+def test_an_integer_adder_has_a_bit_per_slice_at_least():
+    IntAdder(4, 3)  # four one-bit slices
+    with pytest.raises(ValueError, match=r"a 4-bit adder cannot be cut into 5 slices"):
+        IntAdder(4, 4)
+
+
+def test_slice_plan_makes_the_slowest_slice_as_fast_as_any_split_can():
+    delays = [s.delay for s in float_steps(8, 7)]
+    n, head, tail = len(delays), 13, 25
+
+    def slowest(cuts):
+        bounds = [0, *cuts, n]
+        costs = [sum(delays[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        costs[0] += head
+        costs[-1] += tail
+        return max(costs)
+
+    assert slice_plan(delays, 0) == ()
+    assert slice_plan(delays, n - 1) == tuple(range(1, n))
+    for stages in range(1, n):
+        cuts = slice_plan(delays, stages, head, tail)
+        assert len(cuts) == stages and list(cuts) == sorted(set(cuts))
+        best = min(slowest(c) for c in itertools.combinations(range(1, n), stages))
+        assert slowest(cuts) == best
+    assert slice_plan([4, 4, 10, 1], 2, head=0, tail=0) == (2, 3)  # 8 | 10 | 1
+    assert slice_plan([4, 4, 10, 1], 2, head=3, tail=0) == (1, 2)  # 7 | 4 | 11
+    # Ties on the slowest slice go to the split whose next slowest is faster (10 | 2 | 9,
+    # not 10 | 1 | 10), then to the earliest cuts.
+    assert slice_plan([1, 9, 1, 1, 9], 2, head=0, tail=0) == (2, 4)
+    assert slice_plan([5, 1, 10, 1, 5], 3, head=0, tail=0) == (1, 2, 3)
+    with pytest.raises(ValueError, match=r"4 register stages need more than 4 steps"):
+        slice_plan([1, 1, 10, 1], 4)
+
+
+def _pipelined_cases(names, slow_names):
+    for name in names + slow_names:
+        marks = [pytest.mark.slow] if name in slow_names else []
+        for stages in range(1, MAX_ADDER_STAGES + 1):
+            yield pytest.param(name, stages, marks=marks, id=f"{name}-{stages}")
+
+
+@pytest.mark.parametrize(
+    "name,stages", list(_pipelined_cases(["fp16", "bf16", "int16"], ["fp32", "int8", "int32"]))
+)
+def test_pipelined_adders_equal_the_reference_at_every_depth(name, stages):
+    """The edge-heavy operand sample through a pipelined LaneAdder: the right sums, each
+    exactly ``stages`` cycles after its operands (tests/hw/adder_harness.py and the Verilator
+    runs below check a million pairs and every fp16 and bf16 pair)."""
+    a, b = operand_pairs(FORMATS[name], 96, seed=SEEDS.get(name, 7) + stages)
+    got = simulate(name, a, b, lanes=8, stages=stages)
+    want = reference_add(FORMATS[name], a, b)
+    assert np.array_equal(got, want), mismatch_report(name, a, b, got, want)
 
 
 def test_generic_cores_validate_their_parameters():
@@ -331,8 +428,13 @@ def test_operand_generator_reaches_the_corners(name):
 @pytest.mark.needs("verilator")
 @pytest.mark.parametrize("name", INTS + FLOATS)
 def test_verilog_converts_and_lints_clean(name):
-    """verilator --lint-only -Wall finds nothing beyond the waivers lint_verilog explains."""
-    for dut, top in ((ElementAdder(name), f"adder_{name}"), (LaneAdder(name, 3), f"lanes_{name}")):
+    """verilator --lint-only -Wall finds nothing beyond the waivers lint_verilog explains,
+    combinational and pipelined."""
+    for dut, top in (
+        (ElementAdder(name), f"adder_{name}"),
+        (LaneAdder(name, 3), f"lanes_{name}"),
+        (LaneAdder(name, 2, 3), f"lanes_{name}_a3"),
+    ):
         text = verilog.convert(dut, name=top)  # warnings are errors in this suite
         assert f"module {top}(" in text
         problems = lint_verilog(text, BUILD_ROOT / "lint" / name)
@@ -355,9 +457,11 @@ def test_lint_reports_an_ignored_input_bit():
 
 
 @pytest.mark.needs("verilator")
-def test_verilator_million_fp16_pairs():
-    """A million edge-heavy fp16 pairs through the converted Verilog (Verilator)."""
-    res = sample_check(FORMATS["fp16"], 1_000_000, 2024)
+@pytest.mark.parametrize("stages", [0, MAX_ADDER_STAGES])
+def test_verilator_million_fp16_pairs(stages):
+    """A million edge-heavy fp16 pairs through the converted Verilog (Verilator), the
+    combinational adder and the one with a register at every step boundary."""
+    res = sample_check(FORMATS["fp16"], 1_000_000, 2024, stages)
     assert res.count == 0, res.describe(FORMATS["fp16"])
 
 
@@ -375,19 +479,32 @@ def test_verilator_million_pairs(name):
 
 @pytest.mark.slow
 @pytest.mark.needs("verilator")
-@pytest.mark.parametrize("name", ["fp16", "bf16"])
-def test_exhaustive_every_pair(name):
-    """All 2^32 operand pairs (a few minutes each with two cores)."""
-    res = exhaustive_check(FORMATS[name])
+@pytest.mark.parametrize("stages", range(1, MAX_ADDER_STAGES + 1))
+@pytest.mark.parametrize("name", ["fp16", "bf16", "fp32", *INTS])
+def test_verilator_million_pairs_pipelined(name, stages):
+    res = sample_check(FORMATS[name], 1_000_000, 2024 + stages, stages)
     assert res.count == 0, res.describe(FORMATS[name])
 
 
 @pytest.mark.slow
 @pytest.mark.needs("verilator")
+@pytest.mark.parametrize("stages", [0, MAX_ADDER_STAGES])
+@pytest.mark.parametrize("name", ["fp16", "bf16"])
+def test_exhaustive_every_pair(name, stages):
+    """All 2^32 operand pairs (a few minutes each with two cores), through the combinational
+    adder and through the one with a register at every step boundary (module docstring)."""
+    res = exhaustive_check(FORMATS[name], stages=stages)
+    assert res.count == 0, res.describe(FORMATS[name])
+
+
+@pytest.mark.slow
+@pytest.mark.needs("verilator")
+@pytest.mark.parametrize("stages", range(MAX_ADDER_STAGES + 1))
 @pytest.mark.parametrize("name", ["e5m2", "e4m3", "e3m4"])
-def test_generic_float_adder_exhaustive_on_float8(name):
-    """FloatAdder at other (exponent, mantissa) sizes: every pair of three float8 formats."""
-    res = exhaustive_check(FORMATS[name])
+def test_generic_float_adder_exhaustive_on_float8(name, stages):
+    """FloatAdder at other (exponent, mantissa) sizes: every pair of three float8 formats, at
+    every depth."""
+    res = exhaustive_check(FORMATS[name], stages=stages)
     assert res.count == 0, res.describe(FORMATS[name])
 
 

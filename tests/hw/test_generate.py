@@ -11,6 +11,7 @@ from fredfab.hw.manifest import generate, load_manifest, manifest
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.switch import FredSwitch
 from fredfab.model.switch.config import Configuration
+from fredfab.model.switch.latency import latency_cycles, node_cycles
 from fredfab.model.switch.topology import Topology
 from fredfab.sim.cli import main
 from fredfab.sim.verify.toolchain import verilator_lint
@@ -21,6 +22,8 @@ VARIANTS = [
     SwitchParams(ports=3, m=3, lanes=2, dtype="fp16"),
     SwitchParams(ports=5, m=2, lanes=2, dtype="bf16", regs_per_stage=0),
     SwitchParams(ports=8, m=3, lanes=2, dtype="fp32", regs_per_stage=2),
+    SwitchParams(ports=6, m=3, lanes=1, dtype="bf16", adder_stages=3),
+    SwitchParams(ports=4, m=3, lanes=2, dtype="int16", adder_stages=1, arch="xbar"),
 ]
 
 
@@ -34,13 +37,27 @@ def test_manifest_matches_verilog_and_lint_is_clean(params, tmp_path):
     assert info["flit"]["width"] == params.lanes * params.element.bits + 1
     assert info["flit"]["fields"]["last"] == {"lsb": params.lanes * params.element.bits, "width": 1}
     cfg = info["config"]
-    topo = Topology.build(params.ports, params.m)
+    topo = params.topology
     assert cfg["config_bits"] == topo.config_bits
     assert cfg["words_per_slot"] == -(-topo.config_bits // params.word_width)
     # The reset slot decodes to a configuration the model accepts: the identity unicast.
     reset = Configuration.from_words(topo, cfg["reset_words"], params.word_width)
     assert reset.to_bits() != 0
-    assert info["latency_cycles"] == topo.stages * params.regs_per_stage
+    cycles = node_cycles(topo, params.regs_per_stage, params.adder_stages)
+    assert (
+        info["node_cycles"] == list(cycles)
+        and info["params"]["adder_stages"] == params.adder_stages
+    )
+    assert info["latency_cycles"] == latency_cycles(
+        topo, params.regs_per_stage, params.adder_stages
+    )
+    if params.arch == "clos":
+        # Every Clos path crosses every column, and every column that adds delays alike.
+        columns = (topo.stages + 1) // 2
+        assert (
+            info["latency_cycles"]
+            == topo.stages * params.regs_per_stage + columns * params.adder_stages
+        )
     # A phase change copies the slot one word per cycle after a registered read; the old
     # name stays beside the new one for one release.
     assert info["slot_copy_cycles"] == info["load_cycles"] == cfg["words_per_slot"] + 1

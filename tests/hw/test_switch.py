@@ -15,6 +15,7 @@ from fredfab.hw.params import SwitchParams
 from fredfab.model.dtypes import ELEMENT_TYPES, element_type
 from fredfab.model.switch.flow import Flow
 from fredfab.model.switch.flowgen import random_flow_set
+from fredfab.model.switch.latency import MAX_ADDER_STAGES
 from fredfab.model.switch.router import RouteConflict
 from fredfab.model.switch.switch_model import FunctionalSwitch
 from tests.hw.streams import flow_traffic
@@ -85,6 +86,16 @@ def test_every_element_type(P, m, dtype):
     _check(params, _phases(params, rng, 2, lanes), seed=7)
 
 
+@pytest.mark.parametrize("arch", ["clos", "xbar"])
+@pytest.mark.parametrize("P,dtype,adder", [(5, "bf16", 2), (8, "int32", MAX_ADDER_STAGES)])
+def test_pipelined_adders_random_phases(P, dtype, adder, arch):
+    """Adder pipes behind the same control unit: random phases, idles and backpressure."""
+    lanes = 2
+    params = SwitchParams(ports=P, m=3, lanes=lanes, dtype=dtype, adder_stages=adder, arch=arch)
+    rng = np.random.default_rng(zlib.crc32(f"{P}-{dtype}-{adder}-{arch}".encode()))
+    _check(params, _phases(params, rng, 3, lanes), seed=adder)
+
+
 @pytest.mark.parametrize("P", [3, 4, 7, 8])
 def test_xbar_random_phases(P):
     """The crossbar switch behind the same control unit: same scenarios and checks."""
@@ -120,12 +131,14 @@ def test_reset_state_is_all_unicast_default():
     _check(params, [Phase(0, routing, flow_traffic(sw, routing, rng, lanes))], seed=1)
 
 
-def test_phase_changes_never_mix_configurations():
+@pytest.mark.parametrize("adder", [0, 3])
+def test_phase_changes_never_mix_configurations(adder):
     """Three phases whose flow sets move data between different ports; the next phase's
     senders start one cycle after select rises, before the change completes. Any flit
-    handled by the wrong configuration would land on a wrong port or with a wrong sum."""
+    handled by the wrong configuration would land on a wrong port or with a wrong sum
+    (with pipelined adders too: the change waits for the flits in the adder pipes)."""
     P, lanes = 8, 2
-    params = SwitchParams(ports=P, m=3, lanes=lanes, dtype="fp16")
+    params = SwitchParams(ports=P, m=3, lanes=lanes, dtype="fp16", adder_stages=adder)
     sw = FunctionalSwitch(P, 3, element_type("fp16"))
     sets = [
         [Flow(range(8), range(8))],

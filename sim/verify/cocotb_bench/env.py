@@ -4,7 +4,10 @@ phase sequencer around one switch, clocked from one loop.
 Every cycle: the sequencer steps, every source and sink drives (port by port), the
 configuration writer drives; in the ReadOnly phase (after this cycle's writes settled) the
 same components sample, so the transfers seen there happen at the coming rising edge, the
-same on Icarus and Verilator. A scenario fails at the scoreboard's first rejected flit, when
+same on Icarus and Verilator. Every delivered flit is checked twice: bit for bit by the
+scoreboard, and for the cycle it became valid by the latency check (latency.py: exactly the
+manifest's path latency after its last operand while the outputs are always ready, never
+earlier under backpressure). A scenario fails at the first rejected flit, when
 nothing moves for ``STALL_LIMIT`` cycles while something is pending (a hang: a missing flit,
 a select never accepted), or after the scenario's ``timeout_cycles``. Once every phase ran
 and every expected flit arrived, the outputs stay ready for ``latency + TAIL_MARGIN`` more
@@ -19,6 +22,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from fredfab.sim.verify.cocotb_bench.drivers import ConfigWriter, FlitSource, SlotSelect
 from fredfab.sim.verify.cocotb_bench.harness import SwitchHarness
+from fredfab.sim.verify.cocotb_bench.latency import LatencyCheck
 from fredfab.sim.verify.cocotb_bench.monitors import FlitSink, PhaseMonitor
 from fredfab.sim.verify.cocotb_bench.scoreboard import Scoreboard
 from fredfab.sim.verify.cocotb_bench.sequencer import PhaseSequencer
@@ -48,6 +52,9 @@ class SwitchEnv:
         self.select = SlotSelect(harness)
         self.monitor = PhaseMonitor(labels)
         self.scoreboard = Scoreboard(ports, labels, harness.flit.describe)
+        self.latency = LatencyCheck(harness.manifest, scenario)
+        self.valid_since: list[int | None] = [None] * ports  # when each port's flit showed
+        self.last_stall: int | None = None  # the last cycle any output was not ready
         self.sequencer = PhaseSequencer(
             harness,
             scenario,
@@ -160,20 +167,33 @@ class SwitchEnv:
 
     def _sample(self) -> None:
         if self.sequencer.in_reset:
+            self.valid_since = [None] * len(self.sinks)  # the reset empties the outputs
             return
         cycle = self.h.cycle
         for p, (src, sink) in enumerate(zip(self.sources, self.sinks, strict=True)):
             accepted = src.sample()  # the accepted flit's phase
             if accepted is not None:
                 self.monitor.input_accepted(accepted, cycle)
+                self.latency.input_accepted(accepted, p, cycle)
+            if not sink.ready:
+                self.last_stall = cycle
             valid, flit = sink.sample()
             if valid:
                 head = self.scoreboard.head_phase(p)
                 self.monitor.output_valid(
                     head if head is not None else max(self.sequencer.phase, 0), p, cycle
                 )
+                if self.valid_since[p] is None:
+                    self.valid_since[p] = cycle
             if flit is not None:
                 phase = self.scoreboard.check(p, flit, cycle)
+                want = self.scoreboard.last_checked
+                wrong = self.latency.check(
+                    phase, p, want.index, self.valid_since[p], self.last_stall
+                )
+                if wrong:
+                    self.scoreboard.reject("latency", p, cycle, flit, wrong)
+                self.valid_since[p] = None
                 self.monitor.output_delivered(phase, p, cycle, sink.ready_cycles)
         written = self.config.sample()
         if written is not None:

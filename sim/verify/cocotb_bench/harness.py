@@ -61,6 +61,8 @@ class SwitchHarness:
     """The switch's ports, cached writes, checked reads and the bench's cycle counter."""
 
     def __init__(self, dut: Any, manifest: dict) -> None:
+        self.manifest = manifest
+
         def stream(names: dict) -> Stream:
             return Stream(*(getattr(dut, names[k]) for k in ("payload", "valid", "ready")))
 

@@ -4,7 +4,8 @@ Expected flits come from the functional model (fredfab.sim.verify.scenarios); th
 flit that differs in data or ``last``, arrives where nothing is expected, or comes out in
 the quiet window after a reset stops the scenario with a ``FlitMismatchError`` naming the
 port, the flit, the phase and both values with their lanes decoded; the record of it
-(fredfab.sim.verify.report.FlitMismatch) goes into the report.
+(fredfab.sim.verify.report.FlitMismatch) goes into the report. The environment rejects a
+right flit at the wrong time the same way (``reject``: the latency check, latency.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Scoreboard:
         self.total_received = 0
         self.quiet = False  # any flit now is stale (just after a reset)
         self.first_mismatch: FlitMismatch | None = None
+        self.last_checked: Expected | None = None  # the expected flit check() took last
 
     def expect(self, port: int, flits: Iterable[Flit], phase: int) -> None:
         self.expected[port].extend(Expected(f, phase, k) for k, f in enumerate(flits))
@@ -73,7 +75,24 @@ class Scoreboard:
         want = self.expected[port].popleft()
         if want.flit != flit:
             self._fail("mismatch", port, index, cycle, flit, want)
+        self.last_checked = want
         return want.phase
+
+    def reject(self, what: str, port: int, cycle: int, flit: Flit, detail: str) -> None:
+        """Fail on the flit check() just accepted at ``port``: ``what`` (e.g. ``latency``) on
+        it, ``detail`` saying why."""
+        want = self.last_checked
+        assert want is not None, "reject() follows an accepted check()"
+        index = self.received[port] - 1
+        text = (
+            f"{what} on output port {port}, flit {index} (phase {self.labels[want.phase]!r}, "
+            f"flit {want.index} of the phase) in cycle {cycle}: {detail}"
+        )
+        record = FlitMismatch(
+            what, port, index, cycle, flit, text, want.flit, self.labels[want.phase], want.index
+        )
+        self.first_mismatch = record
+        raise FlitMismatchError(record)
 
     def _fail(
         self,

@@ -1,8 +1,11 @@
 """MP preempting DP in the packet switch, cycle by cycle (Amaranth simulator): the phase order,
 no packet cut or mixed with another phase's on any link, and the switch-over within the
-packet in flight + the interconnect's drain + the slot copy and its check."""
+packet in flight + the interconnect's drain + the slot copy and its check; also with
+pipelined adders, whose pipes the drain must wait for."""
 
 from __future__ import annotations
+
+import pytest
 
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.packet.slot_store import stride
@@ -14,11 +17,15 @@ from fredfab.sim.verify.packet.scenarios import DP_SLOT, MP_SLOT, dp_flows, mp_f
 
 P = 4
 PARAMS = PacketParams(SwitchParams(P, lanes=4, dtype="bf16"), PacketFormat(packet_flits=4))
+PIPELINED = PacketParams(
+    SwitchParams(P, lanes=4, dtype="bf16", adder_stages=4), PacketFormat(packet_flits=4)
+)
+VARIANTS = pytest.mark.parametrize("params", [PARAMS, PIPELINED], ids=["comb", "adder4"])
 MP_AT = 60
 
 
-def _trace():
-    link = PARAMS.link
+def _trace(params=PARAMS):
+    link = params.link
     tx: list[list[LinkFlit | None]] = [[] for _ in range(P)]
     phase: list[str] = []
 
@@ -36,16 +43,17 @@ def _trace():
             PacketPhase.of(VC_MP, MP_SLOT, mp_flows(P), 3, MP_AT),
         ),
     )
-    result = run_switch(PARAMS, scenario, trace)
+    result = run_switch(params, scenario, trace)
     assert result.passed, result.errors[:3]
     return tx, phase
 
 
-def test_mp_preempts_dp_without_cutting_or_mixing_packets():
-    tx, phase = _trace()
+@VARIANTS
+def test_mp_preempts_dp_without_cutting_or_mixing_packets(params):
+    tx, phase = _trace(params)
     runs = [c for i, c in enumerate(phase) if c != "." and (i == 0 or c != phase[i - 1])]
     assert runs == ["r", "D", "r", "M", "r", "D"], runs  # the first r loads DP
-    pf = PARAMS.fmt.packet_flits
+    pf = params.fmt.packet_flits
     first_mp = min(
         t for p in range(P) for t, f in enumerate(tx[p]) if f is not None and f.vc == VC_MP
     )
@@ -70,10 +78,29 @@ def test_mp_preempts_dp_without_cutting_or_mixing_packets():
         assert not [t for t, f in data if f.vc == VC_DP and first_mp <= t <= last_mp]
 
 
-def test_switch_over_is_bounded_by_a_packet_a_drain_and_a_slot_copy():
-    _, phase = _trace()
+@VARIANTS
+def test_switch_over_is_bounded_by_a_packet_a_drain_and_a_slot_copy(params):
+    _, phase = _trace(params)
     start = phase.index("r", phase.index("D"))  # after the first load, DP running
     end = phase.index("M")
-    s = PARAMS.switch
-    bound = (PARAMS.fmt.packet_flits + 1) + s.latency_cycles + stride(s) + 1 + 2
+    s = params.switch
+    bound = (params.fmt.packet_flits + 1) + s.latency_cycles + stride(s) + 1 + 2
     assert 0 < end - start <= bound, (end - start, bound)
+
+
+@VARIANTS
+@pytest.mark.parametrize("mp_at", [0, 6])
+def test_mp_waits_for_a_dp_packet_still_inside_the_interconnect(params, mp_at):
+    """One DP packet per flow, MP arriving while it crosses the interconnect (in the adder
+    pipes, on the pipelined switch): the switch-over must wait until it has left, or the MP
+    configuration would deliver its flits (every packet is checked at the NPUs)."""
+    scenario = PacketScenario(
+        "drain",
+        (
+            PacketPhase.of(VC_DP, DP_SLOT, dp_flows(P), 1),
+            PacketPhase.of(VC_MP, MP_SLOT, mp_flows(P), 1, mp_at),
+        ),
+    )
+    two_flit = PacketParams(params.switch, PacketFormat(packet_flits=2))
+    result = run_switch(two_flit, scenario)
+    assert result.passed, result.errors[:3]

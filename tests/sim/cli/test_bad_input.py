@@ -137,6 +137,7 @@ SWITCH = {
     "--lanes": bad_int(PARAM_LIMITS["lanes"]),
     "--slots": bad_int(PARAM_LIMITS["slots"]),
     "--regs-per-stage": bad_int(PARAM_LIMITS["regs_per_stage"]),
+    "--adder-stages": bad_int(PARAM_LIMITS["adder_stages"]),
     "--word-width": bad_int(PARAM_LIMITS["word_width"]),
     "--dtype": st.sampled_from(["", "fp64", "BF16", "int4"]),
     "--arch": bad_choice(),
@@ -285,6 +286,10 @@ COMMANDS: dict[str, tuple[list[str], dict[str, st.SearchStrategy[str]]]] = {
             "--m": bad_int(PARAM_LIMITS["m"]),
             "--lanes": bad_int(PARAM_LIMITS["lanes"]),
             "--dtype": st.sampled_from(["", "fp64"]),
+            "--adder-stages": st.one_of(
+                st.sampled_from(["", ",", "0,,2", "x", "3-1", "0-99999999999", "-1"]),
+                st.integers(min_value=PARAM_LIMITS["adder_stages"][1] + 1).map(str),
+            ),
             "--jobs": bad_int(A.JOBS),
             "--seed": bad_int(A.SEED),
             "--out": bad_folder(),

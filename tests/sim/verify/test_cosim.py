@@ -2,10 +2,11 @@
 
 Every scenario is checked flit by flit, bit-exact, against the functional model (itself
 checked against the golden collectives in tests/model) under idle insertion and output
-backpressure; a scenario fails at the first mismatching flit, on a hang, or on any flit
-that should not exist. One build per (simulator, variant), shared by every test that uses
-it (builds are cached by content under build/cosim); all scenarios of a variant run as
-separate cocotb tests in one simulator process.
+backpressure, and every flit's latency against the manifest's; a scenario fails at the
+first mismatching or mistimed flit, on a hang, or on any flit that should not exist. One
+build per (simulator, variant), shared by every test that uses it (builds are cached by
+content under build/cosim); all scenarios of a variant run as separate cocotb tests in one
+simulator process.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import pytest
 
 from fredfab.hw.control import n_words
 from fredfab.hw.params import SwitchParams
+from fredfab.model.switch.flow import Flow
 from fredfab.model.timing_card import KINDS, load_timing_card
 from fredfab.sim.cli import main
 from fredfab.sim.verify import cosim
 from fredfab.sim.verify.scenario_file import Scenario
-from fredfab.sim.verify.scenarios import SCENARIO_NAMES, standard_scenarios
+from fredfab.sim.verify.scenarios import SCENARIO_NAMES, ScenarioBuilder, standard_scenarios
 
 ROOT = cosim.shared_build_root()
 
@@ -59,6 +61,23 @@ WIDE = [
     for i, (P, m) in enumerate((P, m) for P in (2, 5, 6, 7, 12, 16) for m in (2, 3))
     for dt in [("int8", "int16", "int32", "fp16", "bf16", "fp32")[i % 6]]
     for lanes, regs in [((1, 1), (3, 0), (4, 2), (2, 1))[i % 4]]
+]
+
+
+#: Pipelined adders: one variant in the default suite (Icarus), the sweep in the slow one.
+PIPELINED = SwitchParams(ports=5, m=2, lanes=2, dtype="bf16", adder_stages=3)
+WIDE_PIPELINED = [
+    SwitchParams(
+        ports=P, m=3, lanes=lanes, dtype=dt, regs_per_stage=regs, adder_stages=a, arch=arch
+    )
+    for P, lanes, dt, regs, a in [
+        (3, 1, "fp16", 1, 1),
+        (4, 2, "int8", 0, 2),
+        (7, 1, "fp32", 1, 4),
+        (8, 2, "bf16", 1, 3),
+        (12, 1, "int32", 2, 6),
+    ]
+    for arch in ("clos", "xbar")
 ]
 
 
@@ -131,6 +150,44 @@ def test_every_element_type(sim, dtype):
     kinds = ["all_reduce", "reduce_scatter", "concurrent_flows", "reset_mid_traffic"]
     seed = OTHER_DTYPES.index(dtype)
     _run(params, sim, standard_scenarios(params, seed, kinds), f"dtype-{seed}")
+
+
+@pytest.mark.needs("icarus")
+def test_pipelined_adders_standard_scenarios():
+    """A switch with three adder stages through every standard scenario: bit-exact sums, and
+    every flit exactly on the manifest's latency (14 cycles here) whenever the outputs are
+    always ready, never earlier under backpressure."""
+    scenarios = standard_scenarios(PIPELINED, 4)
+    result = _run(PIPELINED, "icarus", scenarios, "pipelined")
+    assert PIPELINED.latency_cycles == 14
+    for sc, res in zip(scenarios, result.scenarios, strict=True):
+        if not sc.resets:
+            assert (res.in_flits, res.out_flits) == (sc.sent_flits, sc.expected_flits), sc.name
+
+
+@pytest.mark.needs("icarus")
+@pytest.mark.parametrize(
+    "skew,stall,message",
+    [
+        (1, "random", "before it is due (due after 15)"),
+        (-1, "none", "with every output ready, late (due after 13)"),
+    ],
+)
+def test_bench_rejects_a_flit_a_cycle_off_its_latency(skew, stall, message):
+    """Expecting the latency one cycle longer fails at the first flit (it comes early, under
+    any backpressure); one cycle shorter fails where the outputs are always ready (a flit
+    may wait under backpressure, but not with every sink ready)."""
+    sc = ScenarioBuilder.scenario(
+        "skewed",
+        [ScenarioBuilder(PIPELINED, 9).flows_phase([Flow(range(5), range(5))], "all-reduce")],
+        "none",
+        stall,
+    )
+    sc.latency_skew = skew
+    result = cosim.run(PIPELINED, "icarus", [sc], label="skew", root=ROOT)
+    res = result.scenarios[0]
+    assert not res.passed and res.first_mismatch.what == "latency"
+    assert message in res.error, res.error
 
 
 @pytest.mark.needs("icarus", "verilator")
@@ -233,6 +290,34 @@ def test_wide_sweep(sim, params):
     seed = WIDE.index(params) + 100
     scenarios = standard_scenarios(params, seed)
     _run(params, sim, scenarios, f"wide-{seed}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("params", WIDE_PIPELINED, ids=lambda p: p.name)
+def test_wide_sweep_pipelined(sim, params):
+    """Adder stages at every depth, both architectures, with and without register slices."""
+    seed = WIDE_PIPELINED.index(params) + 200
+    _run(params, sim, standard_scenarios(params, seed), f"wide-pipelined-{seed}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", SIMS)
+def test_timing_card_of_a_pipelined_switch(sim, tmp_path):
+    """The measured card of a pipelined switch declares the manifest's latency, and the
+    system model's hop time is that many cycles of the card's clock."""
+    from fredfab.model.system import SwitchTiming
+    from fredfab.sim.verify.timing import measure_timing_card
+
+    params = SwitchParams(ports=4, m=3, lanes=2, dtype="int16", adder_stages=2)
+    card = load_timing_card(measure_timing_card(params, sim, out_dir=tmp_path, root=ROOT))
+    manifest = json.loads(cosim.rtl(params, ROOT)[1].read_text())
+    assert card.latency_cycles == manifest["latency_cycles"] == params.latency_cycles == 7
+    assert card.generator["adder_stages"] == 2
+    for kind in KINDS:
+        assert card.fraction(kind, "ready") == 1.0, kind
+    timing = SwitchTiming(card)
+    assert timing.hop_latency == pytest.approx(card.latency_cycles / timing.clock_hz)
 
 
 @pytest.mark.slow

@@ -13,8 +13,10 @@ ROOT = shared_build_root()
 
 
 SIMS = [
-    pytest.param("icarus", 4000, marks=pytest.mark.needs("icarus")),
-    pytest.param("verilator", 50_000, marks=pytest.mark.needs("verilator")),
+    pytest.param("icarus", 4000, 0, marks=pytest.mark.needs("icarus")),
+    pytest.param("verilator", 50_000, 0, marks=pytest.mark.needs("verilator")),
+    # Pipelined adders: the same soak with two adder stages (more flits in flight).
+    pytest.param("icarus", 4000, 2, marks=pytest.mark.needs("icarus"), id="icarus-adder2"),
 ]
 
 
@@ -38,9 +40,9 @@ def test_float_soak_has_no_reduction():
     assert any(f == Flow([0], [0, 1]) for f in soak_routing(params).flows)
 
 
-@pytest.mark.parametrize("sim,cycles", SIMS)
-def test_soak_runs_clean_and_catches_a_fault(sim, cycles):
-    params = SwitchParams(ports=5, m=2, lanes=2, dtype="int16")
+@pytest.mark.parametrize("sim,cycles,adder", SIMS)
+def test_soak_runs_clean_and_catches_a_fault(sim, cycles, adder):
+    params = SwitchParams(ports=5, m=2, lanes=2, dtype="int16", adder_stages=adder)
     r = soak(params, cycles, sim, root=ROOT)
     assert r.errors == 0, r.first_error
     assert r.clocked == cycles and cycles - 50 < r.cycles < cycles  # configuration first
@@ -57,11 +59,14 @@ def test_soak_runs_clean_and_catches_a_fault(sim, cycles):
 
 
 #: Long soaks (-m slow): the bench's variant, a float variant (single-input flows, a silent
-#: output) and wide flits (more than 64 bits, two data chunks per generator state).
+#: output), wide flits (more than 64 bits, two data chunks per generator state), and
+#: pipelined adders on both architectures.
 LONG = [
     SwitchParams(ports=8, m=3, lanes=4, dtype="int16"),
     SwitchParams(ports=8, m=3, lanes=2, dtype="bf16"),
     SwitchParams(ports=4, m=3, lanes=3, dtype="int32"),
+    SwitchParams(ports=8, m=3, lanes=2, dtype="int16", adder_stages=3),
+    SwitchParams(ports=7, m=3, lanes=1, dtype="int32", adder_stages=6, arch="xbar"),
 ]
 
 
