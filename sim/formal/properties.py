@@ -15,7 +15,7 @@ from functools import partial
 
 from amaranth.hdl import Module
 
-from fredfab.sim.formal import blocks, link_retry, network, packet, phases
+from fredfab.sim.formal import blocks, link_retry, network, packet, phases, tail_timeout
 from fredfab.sim.formal.runner import DEFAULT_TIMEOUT, MODES
 
 #: Wall-clock limit of the switch-level packet proofs: minutes each on an idle machine, far
@@ -261,6 +261,15 @@ def _packet_proofs() -> list[Proof]:
             packet.input_port_harness,
             False,
             SWITCH_TIMEOUT,
+        ),
+        Proof(
+            "packet.input_port.tail_timeout",
+            "cover",
+            14,
+            "packet input port (tail timeout 8 cycles): a packet whose last flit the link lost "
+            "is padded and ended by the timeout, with nothing else of its VC arriving",
+            "the timeout never fires (no reader is told its VC went silent)",
+            tail_timeout.tail_timeout_harness,
         ),
         Proof(
             "packet.switch.links",
