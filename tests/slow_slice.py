@@ -67,6 +67,7 @@ FORMAL_SECONDS = {
     "packet.switch.covers": 180.0,
     "packet.link_retry.order": 160.0,
     "packet.input_port.credits": 670.0,
+    "packet.control.seq_floor": 150.0,
     "interconnect.flits.p4m3": 270.0,
     "interconnect.function.xbar_p4": 190.0,
     "interconnect.function.p4m3": 80.0,

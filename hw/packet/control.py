@@ -110,6 +110,11 @@ class PacketControl(wiring.Component):
         self.store = SlotStore(s)
         layout = config_data_layout(self.topology.config_layout)
         P, V = s.ports, len(DATA_VCS)
+        # E[k][p]: the sequence number slot k's flow expects next at input p (module
+        # docstring). Made here, not in elaborate, so that a proof can name it.
+        self.expected = [
+            [Signal(SEQ_BITS, name=f"E_s{k}_p{p}") for p in range(P)] for k in range(s.slots)
+        ]
         super().__init__(
             {
                 "cfg": In(stream.Signature(cfg_layout(s))),
@@ -151,7 +156,7 @@ class PacketControl(wiring.Component):
         bad = store.bad
         in_of_in = [[Signal(P, name=f"in_of_in_s{k}_p{p}") for p in range(P)] for k in range(K)]
         in_of_out = [[Signal(P, name=f"in_of_out_s{k}_q{q}") for q in range(P)] for k in range(K)]
-        E = [[Signal(SEQ_BITS, name=f"E_s{k}_p{p}") for p in range(P)] for k in range(K)]
+        E = self.expected
         row = self.flows.payload
         m.d.comb += self.flows.ready.eq(1)
         written = [[Signal(name=f"flow_row_s{k}_p{p}") for p in range(P)] for k in range(K)]

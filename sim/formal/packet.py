@@ -383,6 +383,22 @@ def _extra_credit(m: Module, port) -> None:
         m.d.comb += port.credit[0].eq(1)
 
 
+def any_control_unit(m: Module, port: InputPort) -> None:
+    """Drives ``port.commit`` and ``port.discard`` as any control unit may: it commits or
+    discards only a head it is shown, commits one VC at a time, and only while the port is
+    not busy."""
+    commits = []
+    for v in range(len(port.commit)):
+        commit, discard = AnySeq(1), AnySeq(1)
+        m.d.comb += [port.commit[v].eq(commit), port.discard[v].eq(discard)]
+        m.d.comb += Assume(~(commit | discard) | port.head[v].valid, f"VC {v}: decide a head shown")
+        commits.append(commit)
+    m.d.comb += Assume(~Cat(*commits).any() | ~port.busy, "commit only while not busy")
+    for a in range(len(commits)):
+        for b in range(a + 1, len(commits)):
+            m.d.comb += Assume(~(commits[a] & commits[b]), "commit one VC at a time")
+
+
 def input_port_harness(mutant: bool = False) -> Module:
     """The input port alone: an ``NpuSender`` on ``rx``; any control unit that commits or
     discards only a head it is shown, and commits one VC at a time, only while the port is
@@ -397,16 +413,7 @@ def input_port_harness(mutant: bool = False) -> Module:
     port = InputPort(params)
     m.submodules.port = mutated(port, _extra_credit) if mutant else port
     NpuSender(m, port.rx, port.credit, fmt, stated_depths(params), "rx")
-    commits = []
-    for v in range(len(port.commit)):
-        commit, discard = AnySeq(1), AnySeq(1)
-        m.d.comb += [port.commit[v].eq(commit), port.discard[v].eq(discard)]
-        m.d.comb += Assume(~(commit | discard) | port.head[v].valid, f"VC {v}: decide a head shown")
-        commits.append(commit)
-    m.d.comb += Assume(~Cat(*commits).any() | ~port.busy, "commit only while not busy")
-    for a in range(len(commits)):
-        for b in range(a + 1, len(commits)):
-            m.d.comb += Assume(~(commits[a] & commits[b]), "commit one VC at a time")
+    any_control_unit(m, port)
     streams.free_ready(m, port.o)
     streams.free_ready(m, port.ctrl)
     streams.assert_rules(m, port.o, "o")

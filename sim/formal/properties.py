@@ -15,7 +15,15 @@ from functools import partial
 
 from amaranth.hdl import Module
 
-from fredfab.sim.formal import blocks, link_retry, network, packet, phases
+from fredfab.sim.formal import (
+    blocks,
+    link_retry,
+    network,
+    packet,
+    phases,
+    seq_floor,
+    tail_timeout,
+)
 from fredfab.sim.formal.runner import DEFAULT_TIMEOUT, MODES
 
 #: Wall-clock limit of the switch-level packet proofs: minutes each on an idle machine, far
@@ -280,6 +288,26 @@ def _packet_proofs() -> list[Proof]:
             packet.input_port_harness,
             False,
             SWITCH_TIMEOUT,
+        ),
+        Proof(
+            "packet.input_port.tail_timeout",
+            "cover",
+            14,
+            "packet input port (tail timeout 8 cycles): a packet whose last flit the link lost "
+            "is padded and ended by the timeout, with nothing else of its VC arriving",
+            "the timeout never fires (no reader is told its VC went silent)",
+            tail_timeout.tail_timeout_harness,
+        ),
+        Proof(
+            "packet.control.seq_floor",
+            "bmc",
+            16,
+            "packet control unit, P = 2, any consistent flow set written once, any heads, "
+            "credits and ACK/NACKs within the flow's progress: E of the configured slot never "
+            "falls below the least sequence number the flow's receivers have acknowledged",
+            "a NACK before E rewinds E to its seq with no lift to the floor",
+            seq_floor.floor_harness,
+            False,
         ),
         Proof(
             "packet.switch.links",
