@@ -188,16 +188,20 @@ def partition(nodeids: Sequence[str], shards: int) -> list[list[str]]:
 
 def choose(nodeids: Sequence[str], seed: int, budget: float) -> Slice:
     """The shard of ``nodeids`` that ``seed`` selects, shards being at most ``budget`` seconds
-    each where possible (a test longer than the budget gets a shard of its own)."""
+    each, except that a test longer than the budget gets a shard of its own."""
     ids = sorted(set(nodeids))
     total = sum(estimate(n) for n in ids)
-    shards = max(1, min(len(ids), math.ceil(total / budget)))
-    if ids:
-        while shards < len(ids):
-            if max(sum(estimate(n) for n in b) for b in partition(ids, shards)) <= budget:
-                break
-            shards += 1
-    bins = partition(ids, shards)
+    # Tests longer than the budget fit no shard: each runs alone, the others are packed
+    # to the budget (packing them to the longest test's time would multiply every slice).
+    alone = [[n] for n in ids if estimate(n) > budget]
+    rest = [n for n in ids if estimate(n) <= budget]
+    shards = max(1, min(len(rest), math.ceil(sum(estimate(n) for n in rest) / budget)))
+    while shards < len(rest):
+        if max(sum(estimate(n) for n in b) for b in partition(rest, shards)) <= budget:
+            break
+        shards += 1
+    bins = alone + (partition(rest, shards) if rest else [])
+    shards = len(bins)
     shard = seed % shards
     chosen = tuple(sorted(bins[shard]))
     return Slice(

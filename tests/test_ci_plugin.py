@@ -99,6 +99,17 @@ def test_successive_seeds_run_every_slow_test_once(budget):
     assert (k == 1) == (budget >= sum(estimate(n) for n in IDS))
 
 
+def test_a_test_longer_than_the_budget_gets_a_shard_and_the_rest_stay_packed():
+    longest = max(IDS, key=estimate)
+    budget = estimate(longest) / 2  # the longest test alone exceeds it
+    first = choose(IDS, 0, budget)
+    k = first.shards
+    assert k < len(IDS) // 2  # the others still share shards, not one test each
+    slices = [choose(IDS, seed, budget) for seed in range(k)]
+    assert [s.chosen for s in slices].count((longest,)) == 1  # alone in its own shard
+    assert max(s.chosen_seconds for s in slices) <= estimate(longest)
+
+
 def test_slice_does_not_depend_on_collection_order():
     assert choose(IDS, 7, 600).chosen == choose(list(reversed(IDS)), 7, 600).chosen
 
