@@ -16,12 +16,19 @@ PACKAGE_DIR = {"fredfab.hw": "hw", "fredfab.model": "model", "fredfab.sim": "sim
 
 
 def packages() -> list[str]:
+    """Every folder with an ``__init__.py``, and the data folders below them (data-only
+    packages: setuptools warns about each folder it could import but is not told of, a
+    wall of text on every first install)."""
     here = Path(__file__).resolve().parent
     found = []
     for package, folder in PACKAGE_DIR.items():
-        for init in sorted((here / folder).rglob("__init__.py")):
-            parts = init.parent.relative_to(here / folder).parts
-            found.append(".".join((package, *parts)))
+        root = here / folder
+        for init in sorted(root.rglob("__init__.py")):
+            found.append(".".join((package, *init.parent.relative_to(root).parts)))
+        for data in sorted(d for d in root.rglob("data") if d.is_dir()):
+            for sub in [data, *sorted(d for d in data.rglob("*") if d.is_dir())]:
+                if "__pycache__" not in sub.parts and not (sub / "__init__.py").exists():
+                    found.append(".".join((package, *sub.relative_to(root).parts)))
     return found
 
 

@@ -58,3 +58,16 @@ def test_every_data_file_is_package_data():
             package_root = next(p for p in [f.parent, *f.parents] if (p / "__init__.py").exists())
             rel = f.relative_to(package_root).as_posix()
             assert any(fnmatch(rel, pat) for pat in patterns), f"{f} is not package data"
+
+
+def test_every_data_folder_is_a_listed_package():
+    """setuptools warns about each importable folder it is not told of (one screenful per
+    folder on every install): data folders are data-only packages of the list."""
+    setup = _setup()
+    listed = set(setup.packages())
+    for package, root in setup.PACKAGE_DIR.items():
+        for f in (REPO / root).rglob("*"):
+            if f.is_dir() or f.suffix in (".py", ".pyc") or "__pycache__" in f.parts:
+                continue
+            rel = f.parent.relative_to(REPO / root).parts
+            assert ".".join((package, *rel)) in listed, f
