@@ -200,7 +200,7 @@ def choose(nodeids: Sequence[str], seed: int, budget: float) -> Slice:
         if max(sum(estimate(n) for n in b) for b in partition(rest, shards)) <= budget:
             break
         shards += 1
-    bins = alone + (partition(rest, shards) if rest else [])
+    bins = alone + (partition(rest, shards) if rest or not alone else [])  # never none
     shards = len(bins)
     shard = seed % shards
     chosen = tuple(sorted(bins[shard]))

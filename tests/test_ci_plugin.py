@@ -110,6 +110,12 @@ def test_a_test_longer_than_the_budget_gets_a_shard_and_the_rest_stay_packed():
     assert max(s.chosen_seconds for s in slices) <= estimate(longest)
 
 
+def test_no_slow_tests_make_one_empty_slice():
+    # CI=true with a path holding no slow test (say tests/test_readme.py).
+    empty = choose([], 5, 1500.0)
+    assert (empty.shards, empty.chosen, empty.total) == (1, (), 0)
+
+
 def test_slice_does_not_depend_on_collection_order():
     assert choose(IDS, 7, 600).chosen == choose(list(reversed(IDS)), 7, 600).chosen
 
