@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
+from amaranth.hdl import Fragment
+
 from fredfab.hw.control import n_words
 from fredfab.hw.manifest import layout_fields, port_list, write_generated
 from fredfab.hw.packet.control import CTRL_QUEUE_DEPTH, flows_layout
@@ -141,6 +143,16 @@ def manifest(switch: PacketSwitch) -> dict:
         "slot_copy_cycles": stride(s) + 1,
         "protocol": protocol(fmt, pp.link, n_words(s), s.word_width),
     }
+
+
+def manifest_of(params: PacketParams) -> dict:
+    """The manifest of the switch ``params`` describe, without writing its Verilog. The
+    switch is elaborated too: one never elaborated warns when collected, in whatever runs
+    then."""
+    switch = PacketSwitch(params)
+    info = manifest(switch)
+    Fragment.get(switch, None)
+    return info
 
 
 def generate(params: PacketParams, out_dir: Path) -> tuple[Path, Path]:

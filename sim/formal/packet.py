@@ -23,12 +23,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Array, Assert, Assume, Cat, Cover, Fragment, Module, Mux, Signal
+from amaranth.hdl import Array, Assert, Assume, Cat, Cover, Module, Mux, Signal
 
 from fredfab.hw.packet.input_port import InputPort
 from fredfab.hw.packet.layouts import header_layout, payload_flit_layout
 from fredfab.hw.packet.link_retry import RetryReceiver
-from fredfab.hw.packet.manifest import manifest
+from fredfab.hw.packet.manifest import manifest_of
 from fredfab.hw.packet.output_port import OutputPort
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.packet.switch import PacketSwitch
@@ -58,9 +58,7 @@ def packet_params(ports: int = 2, fmt: PacketFormat = FORMAL_FORMAT) -> PacketPa
 
 def stated_depths(params: PacketParams) -> list[int]:
     """Packets per VC the NPU buffers, as the manifest states them (VC order)."""
-    switch = PacketSwitch(params)
-    depths = manifest(switch)["credits"]["npu_buffers_assumed"]
-    Fragment.get(switch, None)  # elaborated (and so used): only its manifest is wanted
+    depths = manifest_of(params)["credits"]["npu_buffers_assumed"]
     return [depths[VC_NAMES[v]] for v in range(N_VCS)]
 
 
