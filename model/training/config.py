@@ -18,6 +18,7 @@ from fredfab.model.errors import InputError
 from fredfab.model.system.placement import Strategy
 from fredfab.model.system.units import GB, MIB
 from fredfab.model.toml_fields import Table, check_choice, check_int, check_number
+from fredfab.model.training.gemm import H100_GEMM, GemmModel
 
 EXECUTIONS = ("weight-stationary", "weight-streaming")
 RECOMPUTE = ("auto", "none", "selective", "full")
@@ -36,12 +37,17 @@ CALIBRATED_NPU = Path(__file__).with_name("data") / "npus" / "a100.toml"
 def carried_kernel_efficiency() -> float:
     """The kernel efficiency calibrated on measured A100 training runs (CALIBRATED_NPU;
     fitted by fredfab.model.validation.calibration, checked by the tests)."""
-    return _efficiency_of(CALIBRATED_NPU)
+    return _value_of(CALIBRATED_NPU, "kernel_efficiency")
+
+
+def carried_hbm_efficiency() -> float:
+    """The share of HBM bandwidth measured on the A100 (CALIBRATED_NPU's ``hbm_efficiency``)."""
+    return _value_of(CALIBRATED_NPU, "hbm_efficiency")
 
 
 @functools.lru_cache(maxsize=8)
-def _efficiency_of(path: Path) -> float:
-    return float(tomllib.loads(path.read_text())["kernel_efficiency"])
+def _value_of(path: Path, key: str) -> float:
+    return float(tomllib.loads(path.read_text())[key])
 
 
 @dataclass(frozen=True)
@@ -70,14 +76,32 @@ class NPU:
     hbm_bytes: float = 80 * GB
     #: The NPU's name (its file's, or "wafer" for these defaults).
     name: str = "wafer"
+    #: How its GEMM library tiles a GEMM (fredfab.model.training.gemm): with it, a
+    #: transformer's GEMMs are timed one by one (tile and wave quantization, rooflines) and
+    #: ``efficiency`` is the share of peak a full tile sustains; None: every GEMM at
+    #: ``efficiency`` of peak. Default: an H100's (the paper's NPU is H100-like, §6.1).
+    gemm: GemmModel | None = H100_GEMM
+    #: Share of ``hbm_bandwidth`` a streaming kernel sustains (memory-bound kernels, GEMMs'
+    #: HBM roofline, weight reads, the optimizer): measured on the A100 (CALIBRATED_NPU's
+    #: file names the measurement) and carried over; the paper's NPU is not measured.
+    hbm_efficiency: float = field(default_factory=carried_hbm_efficiency)
+
+    @property
+    def hbm_rate(self) -> float:
+        """Bytes/s a streaming kernel moves: hbm_bandwidth x hbm_efficiency."""
+        return self.hbm_bandwidth * self.hbm_efficiency
 
     def __post_init__(self) -> None:
         for f in fields(self):
+            if f.name == "gemm":
+                if self.gemm is not None and not isinstance(self.gemm, GemmModel):
+                    raise ValueError(f"NPU gemm must be a GemmModel or None, got {self.gemm!r}")
+                continue
             if f.name == "name":
                 if not isinstance(self.name, str) or not self.name:
                     raise ValueError(f"NPU name must be a non-empty string, got {self.name!r}")
                 continue
-            hi = 1 if f.name == "efficiency" else None
+            hi = 1 if f.name in ("efficiency", "hbm_efficiency") else None
             check_number(getattr(self, f.name), f"NPU {f.name}", lo=0, hi=hi, lo_open=True)
 
 

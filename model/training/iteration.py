@@ -45,6 +45,7 @@ import numpy as np
 
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.training.config import NPU, TrainingConfig
+from fredfab.model.training.gemm_shapes import transformer_gemms
 from fredfab.model.training.parallel import Layout, mp_split
 from fredfab.model.training.timeline import Timeline
 from fredfab.model.training.workload import FP16, Workload
@@ -93,10 +94,11 @@ def layer_costs(
     div_rep = div if cfg.sequence_parallel else np.ones_like(div)
     wbytes = FP16 * a["params"] / div
     rate = npu.peak_flops * npu.efficiency
-    hbm = npu.hbm_bandwidth
+    hbm = npu.hbm_rate
     kernels = (a["hbm_bytes"] * b / div + a["hbm_replicated_bytes"] * b / div_rep) / hbm
-    fwd = np.maximum(a["fwd_flops"] * b / div / rate, wbytes / hbm) + kernels
-    bwd = np.maximum(a["bwd_flops"] * b / div / rate, 2 * wbytes / hbm) + 2 * kernels
+    gemm_fwd, gemm_bwd, gemm_core = _gemm_seconds(wl, npu, st.mp, b, a, div, rate)
+    fwd = np.maximum(gemm_fwd, wbytes / hbm) + kernels
+    bwd = np.maximum(gemm_bwd, 2 * wbytes / hbm) + 2 * kernels
     n = wl.num_layers
     fmp = np.zeros(n)
     bmp = np.zeros(n)
@@ -119,8 +121,33 @@ def layer_costs(
         bwd = bwd + np.where(again, fwd, 0.0)
         bmp = bmp + np.where(again, fmp, 0.0)
     elif recompute == "selective":
-        bwd = bwd + a["selective_flops"] * b / div / rate + a["selective_hbm_bytes"] * b / div / hbm
+        bwd = bwd + gemm_core + a["selective_hbm_bytes"] * b / div / hbm
     return LayerCosts(fwd, bwd, fmp, bmp, wbytes, stage_of)
+
+
+def _gemm_seconds(
+    wl: Workload, npu: NPU, mp: int, b: int, a: dict, div: np.ndarray, rate: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per layer, seconds of its forward GEMMs, its backward GEMMs and the attention core
+    selective recomputation repeats: FLOPs at ``rate``, or, on an NPU with a GEMM model and
+    a transformer workload, each GEMM of the layer timed by the model (gemm_shapes)."""
+    fwd = a["fwd_flops"] * b / div / rate
+    bwd = a["bwd_flops"] * b / div / rate
+    core = a["selective_flops"] * b / div / rate
+    shapes = transformer_gemms(dict(wl.shape), b, mp) if npu.gemm is not None else None
+    if shapes is None:
+        return fwd, bwd, core
+    kinds = np.array([lyr.kind for lyr in wl.layers])
+
+    def secs(gemms) -> float:
+        return sum(npu.gemm.time(g, npu.peak_flops, npu.efficiency, npu.hbm_rate) for g in gemms)
+
+    for kind, lg in shapes.items():
+        at = kinds == kind
+        fwd = np.where(at, secs(lg.fwd), fwd)
+        bwd = np.where(at, secs(lg.bwd), bwd)
+        core = np.where(at & (a["selective_flops"] > 0), secs(lg.attention_core), core)
+    return fwd, bwd, core
 
 
 def _mp_time(comm: CommCost, cfg: TrainingConfig, op: str, groups, size: float) -> float:
@@ -299,7 +326,7 @@ def stationary(
     for s in range(P):
         p = float(sum(c.grad_bytes[a:e].sum() for a, e in ranges[s::P])) / FP16
         shard = p / (st.dp if cfg.zero_stage >= 1 else 1)
-        t_opt = shard * cfg.optimizer_hbm_bytes_per_param / npu.hbm_bandwidth
+        t_opt = shard * cfg.optimizer_hbm_bytes_per_param / npu.hbm_rate
         o = tl.add(f"OPT{s}", f"stage{s}", t_opt, "compute", deps=dp_tasks[s])
         if cfg.zero_stage >= 1 and st.dp > 1:
             groups = layout.dp_groups(s)

@@ -9,29 +9,43 @@ gives (the kernel efficiency) is calibrated on measured training runs and says o
     peak_TFLOPS = 312            # dense FP16/BF16 tensor rate, TFLOP/s (10^12)
     hbm_GBps = 2039              # HBM bandwidth, GB/s (10^9)
     hbm_GB = 80                  # HBM capacity, GB (10^9)
-    kernel_efficiency = 0.71     # share of peak a GEMM sustains (config.NPU)
+    kernel_efficiency = 0.71     # share of peak a GEMM (a full tile, with [gemm]) sustains
+    hbm_efficiency = 0.88        # optional: share of hbm_GBps a streaming kernel sustains
+                                 # (measured; absent = 1, the datasheet rate)
+    [gemm]                       # optional: the GEMM library's tiling (fredfab.model.training.gemm)
+    sms = 108                    # streaming multiprocessors
+    tiles = ["256x128", "128x256", "128x128"]  # output tile shapes Tm x Tn it chooses among
+    tile_k = 64                  # K block of a tile's main loop
+    l2_GBps = 7219               # optional: L2 bandwidth the SMs share (GB/s; absent = no bound)
     [sources]                    # where each number comes from (free text, required)
     peak_TFLOPS = "NVIDIA A100 datasheet ..."
     ...
+    gemm = "..."                 # required with [gemm]
 
-A field ``kernel_efficiency = "a100"`` takes the calibrated value of another shipped NPU and
-says so (an NPU that was never measured, such as the paper's wafer NPU).
+A field ``kernel_efficiency = "a100"`` (or ``hbm_efficiency = "a100"``) takes the value of
+another shipped NPU and says so (an NPU that was never measured, such as the paper's wafer
+NPU). A [gemm] table (or its absence) is the NPU's own.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 from fredfab.model.errors import InputError
 from fredfab.model.system.units import GB
 from fredfab.model.toml_fields import Table, read_toml
 from fredfab.model.training.config import NPU
+from fredfab.model.training.gemm import GemmModel
 
 SCHEMA = "fred-npu/1"
 NPU_DIR = Path(__file__).with_name("data") / "npus"
 _FIELDS = ("peak_TFLOPS", "hbm_GBps", "hbm_GB", "kernel_efficiency")
-_TOP = {"schema", "name", "description", "sources", *_FIELDS}
+_TOP = {"schema", "name", "description", "sources", "gemm", "hbm_efficiency", *_FIELDS}
+_GEMM = {"sms", "tiles", "tile_k", "l2_GBps"}
+#: Most SMs a [gemm] table may give (an H100 has 132; a typo fails at once).
+MAX_SMS = 4096
 
 
 class NPUError(InputError):
@@ -62,20 +76,52 @@ def npu_from_dict(data: dict, source: str = "<dict>") -> NPU:
     t = Table.read(data, source, _TOP, NPUError)
     if data.get("schema") != SCHEMA:
         raise NPUError(f"{source}: 'schema' must be {SCHEMA!r}, got {data.get('schema')!r}")
-    sources = t.table("sources", _FIELDS)
+    sources = t.table("sources", (*_FIELDS, "gemm", "hbm_efficiency"))
     for k in _FIELDS:
         sources.string(k, nonempty=True)
-    eff = data.get("kernel_efficiency")
-    if isinstance(eff, str):
-        if eff.lower() == Path(source).stem.lower():
-            raise NPUError(f"{source}: 'kernel_efficiency' names the file itself")
-        efficiency = load_npu(eff).efficiency
-    else:
-        efficiency = t.number("kernel_efficiency", lo=0, hi=1, lo_open=True)
+    gemm = None
+    if "gemm" in data:
+        gemm = _gemm(t.table("gemm", _GEMM))
+        sources.string("gemm", nonempty=True)
+    efficiency = _share(t, source, "kernel_efficiency", "efficiency")
+    hbm_efficiency = 1.0
+    if "hbm_efficiency" in data:
+        hbm_efficiency = _share(t, source, "hbm_efficiency", "hbm_efficiency")
+        sources.string("hbm_efficiency", nonempty=True)
     return NPU(
         peak_flops=t.number("peak_TFLOPS", lo=0, lo_open=True) * 1e12,
         efficiency=efficiency,
         hbm_bandwidth=t.number("hbm_GBps", lo=0, lo_open=True) * GB,
         hbm_bytes=t.number("hbm_GB", lo=0, lo_open=True) * GB,
         name=t.string("name", nonempty=True),
+        gemm=gemm,
+        hbm_efficiency=hbm_efficiency,
+    )
+
+
+def _share(t: Table, source: str, key: str, attr: str) -> float:
+    """A share of a rate in (0, 1], or the name of the shipped NPU it is carried from."""
+    v = t.data.get(key)
+    if isinstance(v, str):
+        if v.lower() == Path(source).stem.lower():
+            raise NPUError(f"{source}: '{key}' names the file itself")
+        return getattr(load_npu(v), attr)
+    return t.number(key, lo=0, hi=1, lo_open=True)
+
+
+def _gemm(g: Table) -> GemmModel:
+    tiles = []
+    for i, text in enumerate(g.data.get("tiles") or [None]):
+        m = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", text) if isinstance(text, str) else None
+        if m is None or min(int(m[1]), int(m[2])) < 1:
+            raise NPUError(
+                f'{g.where}: tiles[{i}] must be a tile shape such as "256x128" (Tm x Tn), '
+                f"got {text!r}"
+            )
+        tiles.append((int(m[1]), int(m[2])))
+    return GemmModel(
+        sms=g.integer("sms", lo=1, hi=MAX_SMS),
+        tiles=tuple(tiles),
+        tile_k=g.integer("tile_k", lo=1),
+        l2_bandwidth=g.number("l2_GBps", 0.0, lo=0) * GB,
     )

@@ -45,6 +45,22 @@ def test_a_users_npu_file_loads(tmp_path):
     npu = load_npu(f)
     assert npu.peak_flops == 100e12 and npu.hbm_bandwidth == 1000e9
     assert npu.efficiency == load_npu("a100").efficiency
+    # Without [gemm] every GEMM runs at the efficiency; without hbm_efficiency the
+    # datasheet rate is sustained.
+    assert npu.gemm is None and npu.hbm_rate == npu.hbm_bandwidth
+
+
+GEMM = {"sms": 80, "tiles": ["256x128", "64 x 64"], "tile_k": 32, "l2_GBps": 5000}
+
+
+def test_a_gemm_table_and_a_measured_hbm_share_load():
+    sources = {**_npu()["sources"], "gemm": "g", "hbm_efficiency": "h"}
+    npu = npu_from_dict(_npu(gemm=GEMM, hbm_efficiency=0.9, sources=sources), "mine.toml")
+    assert npu.gemm.sms == 80 and npu.gemm.tiles == ((256, 128), (64, 64))
+    assert npu.gemm.tile_k == 32 and npu.gemm.l2_bandwidth == 5000e9
+    assert npu.hbm_rate == pytest.approx(0.9 * 1000e9)
+    carried = npu_from_dict(_npu(hbm_efficiency="a100", sources=sources), "mine.toml")
+    assert carried.hbm_efficiency == load_npu("a100").hbm_efficiency < 1
 
 
 @pytest.mark.parametrize(
@@ -55,6 +71,13 @@ def test_a_users_npu_file_loads(tmp_path):
         ({"sources": {"peak_TFLOPS": "x"}}, "sources"),
         ({"schema": "fred-npu/2"}, "schema"),
         ({"extra": 1}, "extra"),
+        ({"hbm_efficiency": 0}, "hbm_efficiency"),
+        ({"hbm_efficiency": 0.9}, "sources"),  # a measured share names its measurement
+        ({"gemm": GEMM}, "sources"),
+        ({"gemm": {**GEMM, "tiles": ["256x"]}}, "tiles"),
+        ({"gemm": {**GEMM, "tiles": []}}, "tiles"),
+        ({"gemm": {**GEMM, "sms": 0}}, "sms"),
+        ({"gemm": {**GEMM, "warps": 4}}, "warps"),
     ],
 )
 def test_bad_npu_files_are_refused(change, message):

@@ -45,7 +45,8 @@ def toy(n_layers=1, params=1000, fwd=1e12, input_bytes=0, mp_comm=()):
     )
 
 
-NPU1 = NPU(peak_flops=1e12, efficiency=1.0)  # 1 s per 1e12 FLOP, easy arithmetic
+# 1 s per 1e12 FLOP and the datasheet HBM rate, every GEMM at that rate: easy arithmetic.
+NPU1 = NPU(peak_flops=1e12, efficiency=1.0, gemm=None, hbm_efficiency=1.0)
 
 
 def run_stationary(wl, st, comm, **kw):

@@ -15,7 +15,7 @@ from fredfab.model.training.workload import workload_from_dict
 from tests.model.training.test_training_iteration import FixedComm, toy
 
 #: An NPU whose HBM never limits a layer: compute time is FLOPs / rate exactly.
-FAST_HBM = NPU(peak_flops=1e12, efficiency=1.0, hbm_bandwidth=1e30)
+FAST_HBM = NPU(peak_flops=1e12, efficiency=1.0, hbm_bandwidth=1e30, gemm=None)
 
 
 def small_transformer(heads: int, hidden: int = 84, layers: int = 2):
@@ -131,7 +131,7 @@ def configurations(draw):
 def test_compute_bubble_and_exposed_kinds_add_up_to_the_iteration(config):
     wl, cfg, comm = config
     layout = Layout(cfg.strategy)
-    npu = NPU(peak_flops=1e12, efficiency=1.0)
+    npu = NPU(peak_flops=1e12, efficiency=1.0, gemm=None, hbm_efficiency=1.0)
     if cfg.execution == "weight-stationary":
         a = wl.arrays()
         ranges = split_stages(a["fwd_flops"] + a["bwd_flops"] + 1, cfg.strategy.pp)
@@ -153,6 +153,14 @@ def test_a_pure_pipeline_exposes_no_communication_but_a_bubble():
     wl = toy(n_layers=4)
     cfg = TrainingConfig(strategy=Strategy(pp=4), samples_per_replica=4, microbatches=4)
     ranges = split_stages(np.ones(4), 4)
-    sch = stationary(wl, cfg, NPU(1e12, 1.0), Layout(cfg.strategy), FixedComm(), ranges, "none")
+    sch = stationary(
+        wl,
+        cfg,
+        NPU(1e12, 1.0, gemm=None, hbm_efficiency=1.0),
+        Layout(cfg.strategy),
+        FixedComm(),
+        ranges,
+        "none",
+    )
     br = sch.schedule().breakdown
     assert br["bubble"] > 0 and sum(exposed(br).values()) == 0

@@ -30,11 +30,12 @@ def test_default_point_is_the_plain_comparison():
         e = res.estimate(p, f)
         assert res.speedup(p, f) == pytest.approx(res.estimate(p, "mesh-5x4").time / e.time)
     # 4500 instead of 989 TFLOP/s: the GEMMs take 989/4500 of the time; the memory-bound
-    # kernels (LayerNorm, dropout, GeLU, the embedding, the optimizer step) do not shrink:
-    # c1 = G 989/4500 + M, c0 = G + M, and M is a few percent of c0 at 989.
+    # kernels (LayerNorm, dropout, GeLU, the embedding, the optimizer step) do not shrink,
+    # nor do the GEMMs that 4500 TFLOP/s makes HBM-bound (their roofline, gemm.py):
+    # c1 = G 989/4500 + M, c0 = G + M, and M is about a tenth of c0 at 989.
     c0, c1 = (res.estimate(q, "mesh-5x4").breakdown["compute"] for q in res.points)
     memory_bound = (c1 - c0 * 989 / 4500) / (1 - 989 / 4500)
-    assert 0 < memory_bound < 0.1 * c0
+    assert 0.02 * c0 < memory_bound < 0.15 * c0
 
 
 def test_faster_compute_makes_communication_matter_more():
