@@ -10,6 +10,10 @@ tests/sim/engines/test_calibration.py checks that the frozen values are that fit
 * ``fixed_cost``, ``ll_fraction``: NCCL's per-collective launch and synchronisation cost and
   the bandwidth share of its LL protocol; frozen in the same file ([collectives]); fitted on
   the NCCL curve's sizes from 8 B to 512 KiB.
+* ``software_2022_factor``: the 2022 software's (Korthikanti et al.: newer Megatron-LM,
+  PyTorch, cuBLAS) GEMM efficiency over the 2021 software's (``kernel_efficiency``); frozen
+  in data/megatron-korthikanti-2022.toml ([system] kernel_efficiency_factor) and applied to
+  that dataset only; fitted on its 22B row.
 
 Everything else is a datasheet number, a publication's, or NCCL's own cost model.
 """
@@ -28,6 +32,8 @@ from fredfab.model.validation.suite import DATA_DIR
 
 #: The cluster file whose link and library parameters are calibrated.
 CLUSTER_FILE = DATA_DIR / "fabrics" / "dgx-a100.toml"
+#: The dataset whose software factor is calibrated (its [system] kernel_efficiency_factor).
+SOFTWARE_FILE = DATA_DIR / "megatron-korthikanti-2022.toml"
 #: The protocol whose bandwidth share is calibrated.
 CALIBRATED_PROTOCOL = "LL"
 #: Significant digits the frozen values keep.
@@ -41,6 +47,7 @@ class Calibration:
     infiniband_fraction: float
     fixed_cost: float  # seconds
     ll_fraction: float
+    software_2022_factor: float
 
     def to_dict(self) -> dict[str, float]:
         d = asdict(self)
@@ -51,9 +58,13 @@ class Calibration:
         """The values as the files keep them (DIGITS significant digits)."""
         return Calibration(**{k: _sig(v) for k, v in asdict(self).items()})
 
-    def npu(self, base: NPU) -> NPU:
-        """``base`` with the calibrated kernel efficiency."""
-        return replace(base, efficiency=self.kernel_efficiency)
+    def npu(self, base: NPU, software_factor: bool = False) -> NPU:
+        """``base`` with the calibrated kernel efficiency (times the 2022 software's factor
+        for a dataset that carries one)."""
+        eff = self.kernel_efficiency * (self.software_2022_factor if software_factor else 1.0)
+        if not 0 < eff <= 1:
+            raise ValueError(f"kernel efficiency {eff:.4g} is outside (0, 1]")
+        return replace(base, efficiency=eff)
 
     def cluster(self, data: dict[str, Any]) -> dict[str, Any]:
         """A parsed cluster file (CLUSTER_FILE's form) with these link and library values."""
@@ -73,6 +84,7 @@ PARAMETERS = {
     "infiniband_fraction": "share of an HDR InfiniBand rail's rate a long transfer sustains",
     "fixed_cost": "per-collective launch and synchronisation cost of NCCL",
     "ll_fraction": "bandwidth share of NCCL's LL protocol",
+    "software_2022_factor": "GEMM efficiency of the 2022 Megatron-LM software over the 2021 one",
 }
 
 
@@ -82,12 +94,14 @@ def frozen() -> Calibration:
     npu = tomllib.loads(Path(CALIBRATED_NPU).read_text())
     ll = next(p for p in cluster["collectives"]["protocols"] if p["name"] == CALIBRATED_PROTOCOL)
     nvl, ib = cluster["dims"]["achievable_fraction"]
+    software = tomllib.loads(SOFTWARE_FILE.read_text())["system"]["kernel_efficiency_factor"]
     return Calibration(
         kernel_efficiency=float(npu["kernel_efficiency"]),
         nvlink_fraction=float(nvl),
         infiniband_fraction=float(ib),
         fixed_cost=float(cluster["collectives"]["fixed_cost_us"]) * US,
         ll_fraction=float(ll["bandwidth_fraction"]),
+        software_2022_factor=float(software),
     )
 
 

@@ -5,7 +5,10 @@ A file is one dataset (one published table or log) of one kind:
 
 * ``training``: transformer training runs (Megatron-LM). ``[system]`` names the NPU and the
   fabric file (relative to the data file; a ``[dims]`` cluster whose last dimension is the
-  node count, set per point from ``gpus / gpus_per_node``); ``[defaults]`` holds what every
+  node count, set per point from ``gpus / gpus_per_node``), and optionally
+  ``kernel_efficiency_factor``: the calibrated ratio of this software's GEMM efficiency to
+  that of the NPU file's (fredfab.model.validation.calibration, ``software_2022_factor``);
+  ``[defaults]`` holds what every
   point shares (sequence, vocabulary, FlashAttention, recomputation, sequence parallelism,
   placement, ZeRO stage, microbatch, DP overlap); a point gives the model's shape (heads,
   hidden, layers), the parallelism (tensor, pipeline, gpus; data-parallel = the rest), the
@@ -75,7 +78,7 @@ _TOP = {
     "defaults",
     "points",
 }
-_SYSTEM = {"npu", "fabric", "gpus_per_node"}
+_SYSTEM = {"npu", "fabric", "gpus_per_node", "kernel_efficiency_factor"}
 _SHAPE = ("heads", "hidden", "layers", "seq", "vocab")
 _PARALLEL = ("tensor", "pipeline", "gpus", "batch", "microbatch", "virtual_stages")
 _TRAINING_FLAGS = ("flash_attention", "sequence_parallel", "dp_overlap")
@@ -120,6 +123,8 @@ class Dataset:
     measure: str  # tflops_per_gpu, mfu or time_us
     op: str = ""  # collective datasets
     points: tuple[Point, ...] = ()
+    #: The frozen software factor of the file's [system] (None: the NPU file's software).
+    kernel_efficiency_factor: float | None = None
 
 
 def shipped_datasets() -> list[Path]:
@@ -151,6 +156,7 @@ def dataset_from_dict(data: Mapping[str, Any], path: Path) -> Dataset:
         raise ValidationDataError(f"{sysd.where}: fabric file {fabric} does not exist")
     npu = sysd.string("npu", "" if kind == "collective" else REQUIRED)
     per_node = sysd.integer("gpus_per_node", lo=1)
+    factor = sysd.number("kernel_efficiency_factor", None, lo=0, lo_open=True)
     measure = top.string("measured", "time_us", choices=MEASURES[kind])
     flops = top.string("flops", "", choices=(*FLOP_COUNTS, "")) if kind == "training" else ""
     if kind == "training" and not flops:
@@ -216,6 +222,7 @@ def dataset_from_dict(data: Mapping[str, Any], path: Path) -> Dataset:
         measure,
         op,
         tuple(points),
+        factor,
     )
 
 

@@ -16,6 +16,8 @@ the validation data, and nothing else.
    (2(N-1)/N x size / time, N ranks) / (rails x a rail's rate).
 3. ``kernel_efficiency``: the efficiency at which the calibration run's estimated iteration
    time equals its measurement (bisection), with the links and library of steps 1-2.
+4. ``software_2022_factor``: likewise, the factor on that efficiency at which the 2022
+   software's calibration run matches its measurement.
 
 The network time of a collective on the zero-latency cluster scales exactly as 1 / the link
 share (tests/sim/engines/test_calibration.py checks it), so step 1 simulates each size once.
@@ -40,6 +42,7 @@ START = Calibration(
     infiniband_fraction=1.0,
     fixed_cost=0.0,
     ll_fraction=0.5,
+    software_2022_factor=1.0,
 )
 ROUNDS = 8
 
@@ -86,6 +89,8 @@ def fit(datasets: list[Dataset]) -> Calibration:
     cal = replace(cal, infiniband_fraction=_infiniband(*pts["infiniband_fraction"][0]))
     ds, p = pts["kernel_efficiency"][0]
     cal = replace(cal, kernel_efficiency=_efficiency(ds, p, cal))
+    ds, p = pts["software_2022_factor"][0]
+    cal = replace(cal, software_2022_factor=_software_factor(ds, p, cal))
     return cal
 
 
@@ -147,6 +152,19 @@ def _efficiency(d: Dataset, p: Point, cal: Calibration) -> float:
         return evaluate(d, p, replace(cal, kernel_efficiency=eta)).estimate - p.measured
 
     return _bisect(excess, 0.05, 1.0, decreasing=True)
+
+
+def _software_factor(d: Dataset, p: Point, cal: Calibration) -> float:
+    if d.kernel_efficiency_factor is None:
+        raise CalibrationError(
+            f"{p.key}: fits software_2022_factor, but its dataset has no [system] "
+            "kernel_efficiency_factor"
+        )
+
+    def excess(f: float) -> float:
+        return evaluate(d, p, replace(cal, software_2022_factor=f)).estimate - p.measured
+
+    return _bisect(excess, 0.5, 0.999999 / cal.kernel_efficiency, decreasing=True)
 
 
 def _bisect(f: Callable[[float], float], lo: float, hi: float, decreasing: bool) -> float:

@@ -142,7 +142,8 @@ def evaluate(dataset: Dataset, point: Point, cal: Calibration) -> PointResult:
 def cluster(dataset: Dataset, nodes: int, cal: Calibration) -> Fabric:
     """The dataset's fabric file with ``nodes`` nodes (the last dimension; one node drops
     it), and the calibrated values where the file is the calibrated cluster."""
-    links = replace(cal, kernel_efficiency=1.0)  # the fabric does not depend on it
+    # The fabric depends on neither.
+    links = replace(cal, kernel_efficiency=1.0, software_2022_factor=1.0)
     return _cluster(str(dataset.fabric.resolve()), nodes, links)
 
 
@@ -184,7 +185,7 @@ def _training(dataset: Dataset, point: Point, cal: Calibration) -> PointResult:
         workload(point),
         cluster(dataset, nodes, cal),
         f"MP{t}-DP{dp}-PP{p}",
-        npu=cal.npu(load_npu(dataset.npu)),
+        npu=cal.npu(load_npu(dataset.npu), dataset.kernel_efficiency_factor is not None),
         ignore_memory=True,
         execution="weight-stationary",
         samples_per_replica=per_replica,
