@@ -2,7 +2,8 @@
 validation data and frozen in the shipped files (fredfab.sim.engines.calibration fits them;
 tests/sim/engines/test_calibration.py checks that the frozen values are that fit).
 
-* ``kernel_efficiency``: the share of peak an A100 GEMM sustains; frozen in
+* ``kernel_efficiency``: the share of peak a full tile of an A100 GEMM sustains (each GEMM
+  timed by its shape: fredfab.model.training.gemm); frozen in
   model/training/data/npus/a100.toml; fitted on SC'21 Table 1, row 1.7B.
 * ``nvlink_fraction``, ``infiniband_fraction``: the share of NVLink's 300 GB/s and of an HDR
   rail's 25 GB/s a long transfer sustains; frozen in data/fabrics/dgx-a100.toml ([dims]
@@ -79,7 +80,7 @@ class Calibration:
 
 #: The parameters and what they are (the table of the module docstring, for the output).
 PARAMETERS = {
-    "kernel_efficiency": "share of peak an A100 GEMM sustains",
+    "kernel_efficiency": "share of peak a full tile of an A100 GEMM sustains (2021 software)",
     "nvlink_fraction": "share of NVLink's rate a long transfer sustains",
     "infiniband_fraction": "share of an HDR InfiniBand rail's rate a long transfer sustains",
     "fixed_cost": "per-collective launch and synchronisation cost of NCCL",

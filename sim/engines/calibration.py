@@ -74,6 +74,12 @@ def calibration_points(datasets: list[Dataset]) -> dict[str, list[tuple[Dataset,
 def fit(datasets: list[Dataset]) -> Calibration:
     """The calibrated parameters, from the calibration points of ``datasets`` only."""
     pts = calibration_points(datasets)
+    for d, p in pts["software_2022_factor"]:
+        if d.kernel_efficiency_factor is None:
+            raise CalibrationError(
+                f"{p.key}: fits software_2022_factor, but its dataset has no [system] "
+                "kernel_efficiency_factor (the factor applies to that dataset's rows only)"
+            )
     cal = START
     ((nvl_ds, nvl_pt),) = pts["nvlink_fraction"][:1]
     small = pts["fixed_cost"]
@@ -155,12 +161,6 @@ def _efficiency(d: Dataset, p: Point, cal: Calibration) -> float:
 
 
 def _software_factor(d: Dataset, p: Point, cal: Calibration) -> float:
-    if d.kernel_efficiency_factor is None:
-        raise CalibrationError(
-            f"{p.key}: fits software_2022_factor, but its dataset has no [system] "
-            "kernel_efficiency_factor"
-        )
-
     def excess(f: float) -> float:
         return evaluate(d, p, replace(cal, software_2022_factor=f)).estimate - p.measured
 

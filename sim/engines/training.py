@@ -412,7 +412,16 @@ def npu_summary(npu: NPU) -> dict[str, Any]:
         "peak_TFLOPS": npu.peak_flops / 1e12,
         "kernel_efficiency": npu.efficiency,
         "hbm_GBps": npu.hbm_bandwidth / 1e9,
+        "hbm_efficiency": npu.hbm_efficiency,
         "hbm_GB": npu.hbm_bytes / 1e9,
+        "gemm": None
+        if npu.gemm is None
+        else {
+            "sms": npu.gemm.sms,
+            "tiles": [f"{m}x{n}" for m, n in npu.gemm.tiles],
+            "tile_k": npu.gemm.tile_k,
+            "l2_GBps": npu.gemm.l2_bandwidth / 1e9,
+        },
     }
 
 
