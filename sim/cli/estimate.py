@@ -79,12 +79,14 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
         "--npu",
         metavar="NAME|FILE",
         help=f"the NPU: {', '.join(shipped_npus())} or an NPU TOML file (peak FLOP/s, HBM "
-        "bandwidth and capacity, kernel efficiency; default wafer, the paper's NPU)",
+        "bandwidth, its sustained share and capacity, kernel efficiency, GEMM tiling; default "
+        "wafer, the paper's NPU)",
     )
     p.add_argument(
         "--efficiency",
         type=bounded_float(EFFICIENCY),
-        help=f"the NPU's kernel efficiency, share of peak a GEMM sustains ({span(EFFICIENCY)}; "
+        help=f"the NPU's kernel efficiency, share of peak a full GEMM tile sustains "
+        f"({span(EFFICIENCY)}; "
         f"default the NPU's: {NPU().efficiency:g} for wafer)",
     )
     p.add_argument(
