@@ -10,7 +10,13 @@ from fredfab.model.validation.calibration import frozen
 from fredfab.model.validation.suite import load_suite, shipped_datasets
 from fredfab.sim.cli import EXIT_FAILED, UserError
 from fredfab.sim.cli.output import check_plot_path, print_with_plot
-from fredfab.sim.cli.validation_report import format_calibration, format_validation, plot_validation
+from fredfab.sim.cli.validation_report import (
+    format_ablations,
+    format_calibration,
+    format_validation,
+    plot_validation,
+)
+from fredfab.sim.engines.ablation import ablate
 from fredfab.sim.engines.calibration import fit
 from fredfab.sim.engines.validation import validate
 
@@ -40,6 +46,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "the frozen ones and exit 1 if they differ beyond the files' 4 digits (slow: tens of "
         "seconds)",
     )
+    p.add_argument(
+        "--ablations",
+        action="store_true",
+        help="each fix of the compute model undone alone (no GEMM shapes, HBM at its datasheet "
+        "rate, no 2022 software factor, no L2 bound, none of them): the compute parameters "
+        "refitted on their calibration rows and the checked iteration times' errors (slow: "
+        "about two minutes)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-o", "--output", help="plot file (.png/.svg; default build/validate/...)")
     p.add_argument("--format", choices=("png", "svg"), default="png", help="default plot format")
@@ -59,6 +73,13 @@ def run(args: argparse.Namespace) -> int:
             print(format_calibration(held, fitted))
             print("the frozen values are the fit" if same else "FROZEN VALUES ARE NOT THE FIT")
         return 0 if same else EXIT_FAILED
+    if args.ablations:
+        rows = ablate(suite)
+        if args.json:
+            print(json.dumps({"ablations": [r.to_dict() for r in rows]}))
+        else:
+            print(format_ablations(rows))
+        return 0
     if args.dataset:
         known = {d.name for d in suite}
         bad = sorted(set(args.dataset) - known)

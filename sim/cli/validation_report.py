@@ -7,6 +7,7 @@ from pathlib import Path
 from fredfab.model.validation.calibration import PARAMETERS, Calibration
 from fredfab.model.validation.metrics import GOAL_GEOMEAN, GOAL_MAX, GOAL_MIN_BYTES, Summary
 from fredfab.sim.cli.plot_style import legend_beside, plot_file
+from fredfab.sim.engines.ablation import AblationRow
 from fredfab.sim.engines.validation import PointResult, ValidationResult
 
 
@@ -119,3 +120,27 @@ def plot_validation(res: ValidationResult, path: str | Path) -> Path:
     fig.savefig(out, bbox_inches="tight")
     plt.close(fig)
     return out
+
+
+def format_ablations(rows: list[AblationRow]) -> str:
+    """The table of ``fred validate --ablations``: per variant, the refitted compute
+    parameters and the checked iteration times' errors per dataset and in all."""
+    keys = list(rows[0].checked) if rows else []
+    head = f"{'variant':<56} {'efficiency':>10} {'factor':>7}  " + "  ".join(
+        f"{k[:26]:>26}" for k in keys
+    )
+    lines = [
+        "each fix of the compute model undone alone; geomean / max |error| of the checked "
+        "iteration times (the compute parameters refitted on their calibration rows)",
+        head,
+        "-" * len(head),
+    ]
+    for r in rows:
+        cells = "  ".join(
+            f"{f'{s.geomean_abs:.1%} / {s.max_abs:.1%} ({s.n})':>26}" for s in r.checked.values()
+        )
+        lines.append(
+            f"{r.variant:<56} {r.calibration.kernel_efficiency:>10.4f} "
+            f"{r.calibration.software_2022_factor:>7.4f}  {cells}"
+        )
+    return "\n".join(lines)

@@ -31,6 +31,7 @@ from dataclasses import replace
 
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.errors import InputError
+from fredfab.model.training.config import NPU
 from fredfab.model.validation.calibration import PARAMETERS, Calibration
 from fredfab.model.validation.suite import Dataset, Point
 from fredfab.sim.engines.validation import cluster, evaluate, network_time
@@ -93,11 +94,18 @@ def fit(datasets: list[Dataset]) -> Calibration:
         fixed, ll = _small_sizes(small, cal, net)
         cal = replace(cal, fixed_cost=fixed, ll_fraction=ll)
     cal = replace(cal, infiniband_fraction=_infiniband(*pts["infiniband_fraction"][0]))
+    return fit_compute(datasets, cal)
+
+
+def fit_compute(datasets: list[Dataset], cal: Calibration, npu: NPU | None = None) -> Calibration:
+    """Steps 3 and 4: ``cal`` with the kernel efficiency and the software factor fitted on
+    their calibration points (the links and library as ``cal`` has them); ``npu`` replaces
+    the datasets' NPU (fredfab.sim.engines.ablation's variants)."""
+    pts = calibration_points(datasets)
     ds, p = pts["kernel_efficiency"][0]
-    cal = replace(cal, kernel_efficiency=_efficiency(ds, p, cal))
+    cal = replace(cal, kernel_efficiency=_efficiency(ds, p, cal, npu))
     ds, p = pts["software_2022_factor"][0]
-    cal = replace(cal, software_2022_factor=_software_factor(ds, p, cal))
-    return cal
+    return replace(cal, software_2022_factor=_software_factor(ds, p, cal, npu))
 
 
 def _network(d: Dataset, p: Point, cal: Calibration) -> float:
@@ -153,16 +161,16 @@ def _infiniband(d: Dataset, p: Point) -> float:
     return busbw / (d.gpus_per_node * rail)
 
 
-def _efficiency(d: Dataset, p: Point, cal: Calibration) -> float:
+def _efficiency(d: Dataset, p: Point, cal: Calibration, npu: NPU | None = None) -> float:
     def excess(eta: float) -> float:
-        return evaluate(d, p, replace(cal, kernel_efficiency=eta)).estimate - p.measured
+        return evaluate(d, p, replace(cal, kernel_efficiency=eta), npu).estimate - p.measured
 
     return _bisect(excess, 0.05, 1.0, decreasing=True)
 
 
-def _software_factor(d: Dataset, p: Point, cal: Calibration) -> float:
+def _software_factor(d: Dataset, p: Point, cal: Calibration, npu: NPU | None = None) -> float:
     def excess(f: float) -> float:
-        return evaluate(d, p, replace(cal, software_2022_factor=f)).estimate - p.measured
+        return evaluate(d, p, replace(cal, software_2022_factor=f), npu).estimate - p.measured
 
     return _bisect(excess, 0.5, 0.999999 / cal.kernel_efficiency, decreasing=True)
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from fredfab.model.system import CollectiveRequest, Fabric
 from fredfab.model.system.loader import fabric_from_dict
+from fredfab.model.training.config import NPU
 from fredfab.model.training.npu_files import load_npu
 from fredfab.model.training.workload import Workload, workload_from_dict
 from fredfab.model.validation.calibration import CLUSTER_FILE, Calibration, frozen
@@ -132,10 +133,14 @@ def validate(
     return ValidationResult(tuple(ds), tuple(out), cal)
 
 
-def evaluate(dataset: Dataset, point: Point, cal: Calibration) -> PointResult:
+def evaluate(
+    dataset: Dataset, point: Point, cal: Calibration, npu: NPU | None = None
+) -> PointResult:
+    """One point's estimate; ``npu`` replaces the dataset's NPU (its efficiency still the
+    calibration's), for variants of the compute model (fredfab.sim.engines.ablation)."""
     if point.kind == "collective":
         return _collective(dataset, point, cal)
-    return _training(dataset, point, cal)
+    return _training(dataset, point, cal, npu)
 
 
 # ---------------------------------------------------------------------- systems
@@ -175,7 +180,9 @@ def workload(point: Point) -> Workload:
     )
 
 
-def _training(dataset: Dataset, point: Point, cal: Calibration) -> PointResult:
+def _training(
+    dataset: Dataset, point: Point, cal: Calibration, npu: NPU | None = None
+) -> PointResult:
     r = point.run
     t, p = r["tensor"], r["pipeline"]
     dp = r["gpus"] // (t * p)
@@ -185,7 +192,7 @@ def _training(dataset: Dataset, point: Point, cal: Calibration) -> PointResult:
         workload(point),
         cluster(dataset, nodes, cal),
         f"MP{t}-DP{dp}-PP{p}",
-        npu=cal.npu(load_npu(dataset.npu), dataset.kernel_efficiency_factor is not None),
+        npu=cal.npu(npu or load_npu(dataset.npu), dataset.kernel_efficiency_factor is not None),
         ignore_memory=True,
         execution="weight-stationary",
         samples_per_replica=per_replica,

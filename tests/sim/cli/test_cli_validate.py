@@ -60,3 +60,14 @@ def test_sc21_table1_meets_the_goal_on_its_checked_rows(capsys):
     checked = d["datasets"][0]["checked"]
     assert checked["points"] == 9
     assert checked["geomean_abs_error"] <= 0.10 and checked["max_abs_error"] <= 0.20
+
+
+@pytest.mark.slow
+def test_ablations_refit_every_variant_and_the_shipped_model_is_the_best(capsys):
+    assert main(["validate", "--ablations", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["ablations"]
+    assert len(rows) == 6 and rows[0]["variant"] == "as shipped"
+    assert rows[0]["checked"]["all"]["points"] == 12
+    shipped = rows[0]["checked"]["all"]["max_abs_error"]
+    # Undoing a fix never makes the checked iteration times better.
+    assert all(r["checked"]["all"]["max_abs_error"] >= shipped - 1e-9 for r in rows)
