@@ -8,7 +8,7 @@ from amaranth.sim import Simulator
 
 from fredfab.hw.packet.params import PacketParams
 from fredfab.hw.packet.switch import PacketSwitch
-from fredfab.sim.verify.packet.loop import LoopResult, run_loop
+from fredfab.sim.verify.packet.loop import LinkFaultModel, LoopResult, run_loop
 from fredfab.sim.verify.packet.scenario import PacketScenario
 from fredfab.sim.verify.packet.traffic import PacketTraffic, build_traffic
 
@@ -67,9 +67,10 @@ def run_switch(
     trace=None,
     traffic: PacketTraffic | None = None,
     on_npus=None,
+    scripted: dict[tuple[int, str], LinkFaultModel] | None = None,
 ) -> LoopResult:
     """Run ``scenario`` on the switch of ``params`` (with ``traffic``, or the scenario's own:
-    traffic.build_traffic); ``trace`` and ``on_npus`` as in loop.run_loop."""
+    traffic.build_traffic); ``trace``, ``on_npus`` and ``scripted`` as in loop.run_loop."""
     s = params.switch
     if traffic is None:
         traffic = build_traffic(
@@ -90,7 +91,9 @@ def run_switch(
     async def tb(ctx) -> None:
         pins = AmaranthPins(dut, ctx)
         out.append(
-            await run_loop(pins, scenario, traffic, params.fmt, s.data_width, trace, on_npus)
+            await run_loop(
+                pins, scenario, traffic, params.fmt, s.data_width, trace, on_npus, scripted
+            )
         )
 
     sim.add_testbench(tb)

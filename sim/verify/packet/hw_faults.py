@@ -5,7 +5,7 @@ not) and passes the flit as the far end sees it; it counts what it did."""
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Const, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal
 
 from fredfab.hw.named import named
 from fredfab.hw.packet.layouts import link_layout
@@ -58,13 +58,13 @@ class FaultInjector(Elaboratable):
         burst_drop = Signal()
 
         # The flipped bits: up to three positions (b[16 j : 16 j + 16] * width) >> 16, each a
-        # one-hot read from a table (a variable shift would be twice the flit wide).
+        # one-hot: a one shifted by the position (2 ** bits wide, under twice the flit; a
+        # table of one-hots costs the simulator a mux tree per lookup, every cycle).
         pos_bits = max(1, (width - 1).bit_length())
         positions = [
             named(m, (b[16 * j : 16 * j + 16] * width)[16 : 16 + pos_bits], f"flip_at_{j}")
             for j in range(3)
         ]
-        onehot = Array(Const(1 << i, width) for i in range(width))
         count = Signal(2)
         with m.Switch(b[48:50]):
             for code, n in enumerate(FLIP_COUNT):
@@ -72,23 +72,17 @@ class FaultInjector(Elaboratable):
                     m.d.comb += count.eq(n)
         flip = Signal(width)
         m.d.comb += flip.eq(
-            onehot[positions[0]]
-            | Mux(count >= 2, onehot[positions[1]], 0)
-            | Mux(count >= 3, onehot[positions[2]], 0)
+            (Const(1, 1) << positions[0])[:width]
+            | Mux(count >= 2, (Const(1, 1) << positions[1])[:width], 0)
+            | Mux(count >= 3, (Const(1, 1) << positions[2])[:width], 0)
         )
         # The CRC is linear: a corruption of a flit with a good CRC (every sender writes
         # one) goes unseen when the CRC of its flipped bits alone, without the preset, is
-        # zero: the XOR of the columns of the distinct flipped positions.
+        # zero: row j of the CRC's matrix times the flipped bits (the distinct positions,
+        # as ``flip`` holds each once), a parity of a masked word per CRC bit.
         rows, _ = self.params.link.crc.matrix(width)
-        column = Array(
-            Const(sum(((row >> i) & 1) << j for j, row in enumerate(rows)), len(rows))
-            for i in range(width)
-        )
-        p0, p1, p2 = positions
-        second = (count >= 2) & (p1 != p0)
-        third = (count >= 3) & (p2 != p0) & (p2 != p1)
         syndrome = Signal(len(rows))
-        m.d.comb += syndrome.eq(column[p0] ^ Mux(second, column[p1], 0) ^ Mux(third, column[p2], 0))
+        m.d.comb += syndrome.eq(Cat(*((flip & Const(row, width)).xor() for row in rows)))
 
         drop = Signal()
         corrupt = Signal()

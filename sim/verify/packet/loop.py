@@ -17,11 +17,20 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from fredfab.model.packet.faults import LinkFaults
-from fredfab.model.packet.format import LSEQ_BITS, PacketFormat
+from fredfab.model.packet.format import LSEQ_BITS, LinkFlit, PacketFormat
 from fredfab.model.prng import seed
 from fredfab.sim.verify.packet.endpoint import Npu, npu_seed
 from fredfab.sim.verify.packet.scenario import PacketScenario
 from fredfab.sim.verify.packet.traffic import PacketTraffic, SlotLoad
+
+
+class LinkFaultModel(Protocol):
+    """What a link does to the flits on it (model/packet/faults.py ``LinkFaults``): one step
+    per cycle, flit or None in, the far end's flit or None out; and its counts (the keys of
+    ``LinkFaults.counts``)."""
+
+    def step(self, flit: LinkFlit | None) -> LinkFlit | None: ...
+    def counts(self) -> dict[str, int]: ...
 
 
 class Pins(Protocol):
@@ -82,11 +91,14 @@ async def run_loop(
     data_bits: int,
     trace: Callable[..., None] | None = None,
     on_npus: Callable[[list[Npu]], None] | None = None,
+    scripted: dict[tuple[int, str], LinkFaultModel] | None = None,
 ) -> LoopResult:
     """Run ``scenario``. ``trace(cycle, drives, seen, phase)``, when given, sees every
     cycle: per port what the NPU drove (rx flit bits or None, tx credits, retry state) and
     what the switch drove (tx flit bits or None, rx credits, retry state), and (phase valid,
-    vc, index, reconfiguring). ``on_npus`` sees the NPUs before the first cycle."""
+    vc, index, reconfiguring). ``on_npus`` sees the NPUs before the first cycle.
+    ``scripted`` replaces the random faults of the links it names, (port, "up" | "down"),
+    with its own (a deterministic pattern: scripted_faults.py)."""
     ports = len(traffic.sends)
     links = scenario.links
     link = fmt.link(data_bits)
@@ -110,8 +122,15 @@ async def run_loop(
     if on_npus is not None:
         on_npus(npus)
     rates = links.faults
-    up = [LinkFaults(rates, link_seed(scenario.seed, p, "up"), link) for p in range(ports)]
-    down = [LinkFaults(rates, link_seed(scenario.seed, p, "down"), link) for p in range(ports)]
+    scripted = scripted or {}
+
+    def faults(p: int, direction: str) -> LinkFaultModel:
+        if (p, direction) in scripted:
+            return scripted[p, direction]
+        return LinkFaults(rates, link_seed(scenario.seed, p, direction), link)
+
+    up = [faults(p, "up") for p in range(ports)]
+    down = [faults(p, "down") for p in range(ports)]
     await load(pins, traffic.loads)
     result = LoopResult(0, False, [], npus, {})
     last_phase = None

@@ -16,6 +16,8 @@ from fredfab.sim.verify.packet.hw_faults import FaultInjector
 
 PARAMS = PacketParams(SwitchParams(4, lanes=4, dtype="int16"))
 LINK = PARAMS.link
+#: The counters compared with the model's (undetected: corruptions the CRC misses).
+COUNTS = ("flits", "dropped", "corrupted", "undetected", "bursts")
 
 
 @pytest.mark.parametrize(
@@ -46,16 +48,14 @@ def test_the_injector_is_the_model_cycle_for_cycle(rates):
             ctx.set(dut.i.as_value(), 0 if f is None else LINK.encode(f))
             got.append(LINK.decode(ctx.get(dut.o.as_value())) if ctx.get(dut.o_valid) else None)
             await ctx.tick()
-        got.append(
-            {k: ctx.get(getattr(dut, k)) for k in ("flits", "dropped", "corrupted", "bursts")}
-        )
+        got.append({k: ctx.get(getattr(dut, k)) for k in COUNTS})
         got.append(ctx.get(dut.silences))
 
     sim.add_testbench(tb)
     sim.run()
     *out, counts, silences = got
     assert out == want
-    assert counts == {k: getattr(model, k) for k in ("flits", "dropped", "corrupted", "bursts")}
+    assert counts == {k: getattr(model, k) for k in COUNTS}
     assert silences == model.silences
     assert model.dropped and (model.bursts or not rates.burst)
     assert model.silences or not rates.silence
