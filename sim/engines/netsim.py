@@ -588,15 +588,14 @@ class _FlowSim:
         cap = _SMALL
         while stack:
             for t in on[stack.pop()]:
-                if t in seen_f:
-                    continue
-                seen_f.add(t)
-                if len(seen_f) > cap:
-                    return None
-                for lk in links[ptr[t] : ptr[t + 1]]:
-                    if lk not in seen_l:
-                        seen_l.add(lk)
-                        stack.append(lk)
+                if t not in seen_f:
+                    seen_f.add(t)
+                    for lk in links[ptr[t] : ptr[t + 1]]:
+                        if lk not in seen_l:
+                            seen_l.add(lk)
+                            stack.append(lk)
+            if len(seen_f) > cap:  # checked per link: at most one link's transfers late
+                return None
         return sorted(seen_f)
 
     def _component_large(self, seeds: np.ndarray) -> np.ndarray:
@@ -684,7 +683,25 @@ class _FlowSim:
         """As _rates' progressive filling, for a few transfers in Python lists (numpy's
         per-call cost dominates there). The same float operations in the same order as the
         array version (each link's load summed over its entries in transfer order, the
-        capacity reduced by that sum times the level), so the rates are bit-identical."""
+        capacity reduced by that sum times the level), so the rates are bit-identical.
+
+        Most components fill in one level (a ring's links all equally loaded): when every
+        link's share is within the tolerance of the smallest, every transfer gets it."""
+        ptr, links, weights, capacity = self._py_ptr, self._py_links, self._py_weights, self._py_cap
+        load: dict[int, float] = {}
+        get = load.get
+        for t in flows:
+            for j in range(ptr[t], ptr[t + 1]):
+                lk = links[j]
+                load[lk] = get(lk, 0.0) + weights[j]
+        share = [max(capacity[lk], 0.0) / v if v > 0 else np.inf for lk, v in load.items()]
+        s = min(share)
+        if max(share) <= s * (1 + _REL):
+            return [s] * len(flows)
+        return self._maxmin_levels(flows)
+
+    def _maxmin_levels(self, flows: list[int]) -> list[float]:
+        """_maxmin_few's progressive filling, level by level."""
         ptr, links, weights = self._py_ptr, self._py_links, self._py_weights
         fl = [links[ptr[t] : ptr[t + 1]] for t in flows]
         fw = [weights[ptr[t] : ptr[t + 1]] for t in flows]
