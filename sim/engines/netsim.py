@@ -160,6 +160,8 @@ class _FlowSim:
         self._py_links: list[int] = self.links.tolist()
         self._py_weights: list[float] = self.weights.tolist()
         self._py_cap: list[float] = np.asarray(cap, dtype=float).tolist()
+        #: What the first level of progressive filling divides (_rates_arrays: np.maximum).
+        self._py_cap0: list[float] = np.maximum(np.asarray(cap, dtype=float), 0.0).tolist()
         # Set mode (while small components are the rule, see _SMALL, and transfers start and
         # finish a few at a time, see _BATCH): per link its running transfers, the running
         # set, how many links they use, and a heap of (finish instant, transfer) whose stale
@@ -337,9 +339,15 @@ class _FlowSim:
                 early = elapsed < (due - t_last) * (1 - _REL) and now < due
                 limit = elapsed if early else elapsed * (1 + _REL) + 1e-15
                 fin = self._finished(now, t_last, limit)
-                if len(fin):
+                if len(fin) > _FEW:
                     self.rem[fin] = 0.0
                     self.fin[fin] = np.inf
+                    self._on_sent(fin)
+                elif len(fin):
+                    rem, fin_at = self._rem_py, self._fin_py
+                    for t in fin.tolist():
+                        rem[t] = 0.0
+                        fin_at[t] = np.inf
                     self._on_sent(fin)
             t_last = now
             while self.timed and self.timed[0][0] <= now:
@@ -499,7 +507,11 @@ class _FlowSim:
         _BATCH)."""
         on = self._on_link
         if on is not None:
-            new_links = int(self.nlinks[new].sum()) if len(new) else 0
+            if len(new) <= _FEW:
+                nlinks = self._nlinks_py
+                new_links = sum([nlinks[t] for t in new.tolist()])
+            else:
+                new_links = int(self.nlinks[new].sum())
             changed = new_links + self._gone_links
             self._gone_links = 0
             running = self._running_links + new_links
@@ -687,14 +699,14 @@ class _FlowSim:
 
         Most components fill in one level (a ring's links all equally loaded): when every
         link's share is within the tolerance of the smallest, every transfer gets it."""
-        ptr, links, weights, capacity = self._py_ptr, self._py_links, self._py_weights, self._py_cap
+        ptr, links, weights, cap0 = self._py_ptr, self._py_links, self._py_weights, self._py_cap0
         load: dict[int, float] = {}
         get = load.get
         for t in flows:
             for j in range(ptr[t], ptr[t + 1]):
                 lk = links[j]
                 load[lk] = get(lk, 0.0) + weights[j]
-        share = [max(capacity[lk], 0.0) / v if v > 0 else np.inf for lk, v in load.items()]
+        share = [cap0[lk] / v if v > 0 else np.inf for lk, v in load.items()]
         s = min(share)
         if max(share) <= s * (1 + _REL):
             return [s] * len(flows)
