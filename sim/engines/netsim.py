@@ -162,6 +162,12 @@ class _FlowSim:
         self._py_cap: list[float] = np.asarray(cap, dtype=float).tolist()
         #: What the first level of progressive filling divides (_rates_arrays: np.maximum).
         self._py_cap0: list[float] = np.maximum(np.asarray(cap, dtype=float), 0.0).tolist()
+        #: When every link of every transfer weighs the same w > 0 and no transfer crosses a
+        #: link twice (a mesh, or switches at line rate), the load of a link carrying c
+        #: transfers is w added c times whatever their order: _w_sums[c], exactly the sum
+        #: the array version forms. None otherwise.
+        self._w_sums: list[float] | None = _repeated_sums(self, _SMALL)
+        self._one_level: float | None = None  # _component_small's rate, when one level fills
         # Set mode (while small components are the rule, see _SMALL, and transfers start and
         # finish a few at a time, see _BATCH): per link its running transfers, the running
         # set, how many links they use, and a heap of (finish instant, transfer) whose stale
@@ -471,7 +477,10 @@ class _FlowSim:
         (remaining bytes brought up to now, the new rate, the finish instant), so the same
         results, without numpy's per-call cost on a few transfers."""
         self.rate_updates += 1
-        if self.sharing == "maxmin":
+        level, self._one_level = self._one_level, None
+        if level is not None:  # found with the component (_component_small)
+            rates = [level] * len(flows)
+        elif self.sharing == "maxmin":
             rates = self._maxmin_few(flows)
         else:
             rates = self._rates_arrays(np.array(flows, dtype=np.int64)).tolist()
@@ -608,6 +617,15 @@ class _FlowSim:
                             stack.append(lk)
             if len(seen_f) > cap:  # checked per link: at most one link's transfers late
                 return None
+        sums = self._w_sums
+        if sums is not None and seen_f and self.sharing == "maxmin":
+            # The first level of max-min filling from the links' transfer counts: if every
+            # link's share is within the tolerance of the smallest, it is every rate.
+            cap0 = self._py_cap0
+            share = [cap0[lk] / sums[c] for lk in seen_l if (c := len(on[lk]))]
+            level = min(share)
+            if max(share) <= level * (1 + _REL):
+                self._one_level = level
         return sorted(seen_f)
 
     def _component_large(self, seeds: np.ndarray) -> np.ndarray:
@@ -761,6 +779,23 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     offs = np.cumsum(lens) - lens
     return np.arange(total, dtype=np.int64) - np.repeat(offs - starts, lens)
+
+
+def _repeated_sums(sim: _FlowSim, most: int) -> list[float] | None:
+    """[0, w, w + w, ...] up to ``most`` terms, summed one by one as bincount does, when every
+    link weight of ``sim``'s transfers is the same w > 0 and no transfer lists a link twice;
+    else None."""
+    w = sim.weights
+    if not len(w) or not w[0] > 0 or not (w == w[0]).all():
+        return None
+    owner = np.repeat(np.arange(sim.n, dtype=np.int64), sim.nlinks)
+    key = np.sort(owner * sim.nl + sim.links)  # (transfer, link) pairs: any twice?
+    if (key[1:] == key[:-1]).any():
+        return None
+    sums = [0.0]
+    for _ in range(max(most, 0) + 1):
+        sums.append(sums[-1] + float(w[0]))
+    return sums
 
 
 def _over_zero(x: float) -> float:

@@ -63,14 +63,17 @@ def _rates(running, links, weights, cap, sharing):
     return rate
 
 
-def reference(schedule: Schedule, sharing: str = "maxmin") -> dict[str, np.ndarray]:
-    """Start, sent and delivered time of every transfer of ``schedule``, simulated plainly."""
+def reference(
+    schedule: Schedule, sharing: str = "maxmin", capacity: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """Start, sent and delivered time of every transfer of ``schedule``, simulated plainly
+    (link capacities default to the fabric's bandwidth)."""
     a = schedule.finalize()
     n = len(a["size"])
     ptr = a["ptr"].tolist()
     links = [a["links"][ptr[t] : ptr[t + 1]].tolist() for t in range(n)]
     weights = [a["weights"][ptr[t] : ptr[t + 1]].tolist() for t in range(n)]
-    cap = schedule.fabric.bandwidth.tolist()
+    cap = (schedule.fabric.bandwidth if capacity is None else capacity).tolist()
     size, latency, delay = a["size"].tolist(), a["latency"].tolist(), a["delay"].tolist()
     waiting = [0] * n
     after: list[list[list[int]]] = [[[] for _ in range(n)] for _ in (0, 1)]  # delivered, sent
@@ -195,6 +198,16 @@ def _slow_switch_tree(in_switch: bool):
     return fred_tree([4, 4], [100e9, 50e9], in_switch=in_switch, io_controllers=0, timing=timing)
 
 
+def _link_twice() -> Schedule:
+    """Explicit routes of which some cross link 0 (NPU 0 -> 1) twice, there and back and there
+    again: that link carries those transfers' bytes twice."""
+    fab = mesh(3, 1, link_bandwidth=1e9, link_latency=1e-8, io_controllers=0)
+    s = Schedule(fab)
+    first = s.add_routes([(0, 1, 0, 2), (0, 2), (2,)], np.array([1e4, 2e4, 1e4]))
+    s.add_routes([(0, 1, 0), (3, 1)], 1e4, after=[first[:2]])
+    return s
+
+
 CASES = {
     "mesh-4x4-all-reduce": lambda: _collective(mesh(4, 4), "all-reduce"),
     "mesh-5x3-all-gather": lambda: _collective(mesh(5, 3), "all-gather", chunks=3),
@@ -203,6 +216,7 @@ CASES = {
         _slow_switch_tree(True), "reduce-scatter", chunks=4
     ),
     "tree-all-to-all": lambda: _collective(_slow_switch_tree(True), "all-to-all"),
+    "link-twice": _link_twice,
     **{f"random-{seed}": (lambda seed=seed: _random(seed)) for seed in range(4)},
 }
 
@@ -225,18 +239,50 @@ def test_engine_matches_the_reference(case, sharing):
     assert len(np.unique(got.start)) > 1 and got.makespan > 0
 
 
+@pytest.mark.parametrize("sharing", ["maxmin", "proportional"])
+@pytest.mark.parametrize("case", ["mesh-4x4-all-reduce", "random-0", "random-1"])
+def test_engine_matches_the_reference_on_uneven_links(case, sharing):
+    # Link capacities 0-3% apart: components fill level by level, levels close together.
+    s = CASES[case]()
+    rng = np.random.default_rng(7)
+    cap = s.fabric.bandwidth * (1 + 0.03 * rng.random(len(s.fabric.bandwidth)))
+    got = run_schedule(s, capacity=cap, sharing=sharing)
+    _same(got, reference(s, sharing, cap), REL)
+    assert got.makespan != run_schedule(s, sharing=sharing).makespan
+
+
+@pytest.mark.parametrize("batch", [netsim._BATCH, 0])  # 0: Python sets from the start
+def test_levels_a_few_percent_apart_stay_apart(batch, monkeypatch):
+    # a: 0 -> 1 (link 0), b: 0 -> 2 (links 0 and 2), c: 1 -> 2 (link 2); link 0 has 2 GB/s,
+    # link 2 2.1 GB/s. Max-min: a and b get 1 GB/s on link 0; c the 1.1 GB/s b leaves on
+    # link 2, not the first level's 1 GB/s however close the two links' shares (1 and 1.05).
+    monkeypatch.setattr(netsim, "_BATCH", batch)
+    fab = mesh(3, 1, link_bandwidth=2e9, link_latency=0, io_controllers=0)
+    s = Schedule(fab)
+    a, b, c = (s.add_paths([x], [y], 1e3)[0] for x, y in ((0, 1), (0, 2), (1, 2)))
+    cap = fab.bandwidth.copy()
+    cap[2] = 2.1e9
+    got = run_schedule(s, capacity=cap)
+    assert got.sent[[a, b]].tolist() == pytest.approx([1e-6, 1e-6], rel=REL)
+    assert got.sent[c] == pytest.approx(1e3 / 1.1e9, rel=REL)
+    _same(got, reference(s, capacity=cap), REL)
+
+
 #: Thresholds that force one path each: numpy passes only (no set mode, no item-by-item
-#: instants), Python sets only (never array mode), a heap rebuilt at every instant.
+#: instants), Python sets only (never array mode), a heap rebuilt at every instant, mode
+#: switches at every chance, the level-by-level rate solve even where all weights are equal.
 PATHS = {
     "arrays": {"_SMALL": 0, "_FEW": 0},
     "sets": {"_BATCH": 0},
     "compact-always": {"_COMPACT": -(10**9)},
     "switch-often": {"_BATCH": 1, "_CALM": 1},
+    "no-equal-weights": {"_repeated_sums": lambda sim, most: None},
 }
+PATH_CASES = ["mesh-4x4-all-reduce", "tree-all-to-all", "random-0", "link-twice"]
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-@pytest.mark.parametrize("case", ["mesh-4x4-all-reduce", "tree-all-to-all", "random-0", "random-1"])
+@pytest.mark.parametrize("case", PATH_CASES)
 def test_internal_paths_give_the_same_times(case, path, monkeypatch):
     s = CASES[case]()
     base = run_schedule(s)
