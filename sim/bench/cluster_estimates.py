@@ -8,9 +8,15 @@ would. Target: under 10 s each, up to 4,096 NPUs.
 
 The collective row runs the whole command in process (fabric file read, the default choice
 of algorithm, every candidate the bounds leave simulated, the output), on a [mesh] file of
-32 x 32 NPUs with the shipped mesh's links: 64 MiB per NPU over NPUs 0-1023. It measured
-9.6 s on the idle machine when it was first documented (docs/system-model.md, "Figures"):
-the row that watches it, target under 10 s.
+32 x 32 NPUs with the shipped mesh's links: 64 MiB per NPU over NPUs 0-1023; target under
+10 s. It gives the chosen algorithm (mesh-2d-dual) and the simulated time (95.52 us), so a
+change of result shows beside a change of speed. It measured 9.6 s when first documented;
+the 11.8 s and 37-40 s reported later were the shared machine's load, not the code (commit
+8613160 computes the same times and events, and on the same machine takes 1.45x the CPU time
+of the code that followed). Since the flow simulator works instants of a few transfers in
+Python it takes 6.9 s of CPU against 9.6 s before, on the 2-core machine shared with other
+jobs (docs/system-model.md, "Figures"). Every row reports median CPU seconds beside the wall
+time: on a shared machine the CPU time is the figure to compare.
 """
 
 from __future__ import annotations

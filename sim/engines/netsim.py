@@ -21,6 +21,16 @@ or finished: on a mesh, where rings in different rows and directions share no li
 costs a few flows' work however large the fabric. A flow's remaining bytes are kept as of its
 last rate change (remaining = bytes then - rate x time since), so flows whose rate did not
 change cost nothing.
+
+An instant that touches a few transfers (a mesh's, mostly: a component of ~8-24 ring
+transfers) is worked item by item in Python, where numpy's cost per call would dominate: the
+component search, its max-min rates (from the links' transfer counts when all link weights
+are equal and most components fill at one level), remaining bytes and finish instants, starts
+and sends. The per-transfer state lives in buffers that Python reads as array items and numpy
+as arrays. Both paths do the same float operations in the same order, so which one runs
+changes only the speed: tests/sim/engines/test_netsim_reference.py forces each in turn, and
+checks the engine against a plain simulator that solves every running transfer at every
+instant.
 """
 
 from __future__ import annotations
