@@ -144,10 +144,12 @@ class _FlowSim:
         self._t_ref_py, self.t_ref = _shared(np.zeros(n), "d")
         self._rate_py, self.rate = _shared(np.zeros(n), "d")
         self._fin_py, self.fin = _shared(np.full(n, np.inf), "d")
-        self._size_py: list[float] = self.size.astype(float).tolist()
-        self._latency_py: list[float] = self.latency.tolist()
-        self._delay_py: list[float] = self.delay.tolist()
-        self._nlinks_py: list[int] = self.nlinks.tolist()
+        # Read-only tables for the item-by-item path: arrays of 8 bytes a value (a list of
+        # Python floats would take 32, which millions of transfers feel).
+        self._size_py = _items(self.size, "d")
+        self._latency_py = _items(self.latency, "d")
+        self._delay_py = _items(self.delay, "d")
+        self._nlinks_py = _items(self.nlinks, "q")
         # Running transfers, and their links (act_links) with owners (act_owner), in step.
         # Kept up to date in array mode; in set mode rebuilt from the sets when a search needs
         # them (``_stale``).
@@ -168,7 +170,7 @@ class _FlowSim:
         # The link table in Python lists, for the set mode's searches.
         self._py_ptr: list[int] = self.ptr.tolist()
         self._py_links: list[int] = self.links.tolist()
-        self._py_weights: list[float] = self.weights.tolist()
+        self._py_weights = _items(self.weights, "d")
         self._py_cap: list[float] = np.asarray(cap, dtype=float).tolist()
         #: What the first level of progressive filling divides (_rates_arrays: np.maximum).
         self._py_cap0: list[float] = np.maximum(np.asarray(cap, dtype=float), 0.0).tolist()
@@ -817,6 +819,10 @@ def _shared(values: np.ndarray, code: str) -> tuple[array, np.ndarray]:
     """A copy of ``values`` in one buffer seen two ways: an ``array`` (typecode ``code``)
     whose items Python reads and writes as plain ints and floats, several times faster than
     a numpy array's, and a numpy view of the same memory for whole-array passes."""
-    dtype = np.dtype(code)
-    buf = array(code, np.ascontiguousarray(values, dtype=dtype).tobytes())
-    return buf, np.frombuffer(buf, dtype=dtype)
+    buf = _items(values, code)
+    return buf, np.frombuffer(buf, dtype=np.dtype(code))
+
+
+def _items(values: np.ndarray, code: str) -> array:
+    """A copy of ``values`` as an ``array`` of typecode ``code`` ("d" float64, "q" int64)."""
+    return array(code, np.ascontiguousarray(values, dtype=np.dtype(code)).tobytes())
