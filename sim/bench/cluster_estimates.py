@@ -14,7 +14,7 @@ change of result shows beside a change of speed. It measured 9.6 s when first do
 the 11.8 s and 37-40 s reported later were the shared machine's load, not the code (commit
 8613160 computes the same times and events, and on the same machine takes 1.45x the CPU time
 of the code that followed). Since the flow simulator works instants of a few transfers in
-Python it takes 6.9 s of CPU against 9.6 s before, on the 2-core machine shared with other
+Python it takes 5.9 s of CPU against 8.5 s before, on the 2-core machine shared with other
 jobs (docs/system-model.md, "Figures"). Every row reports median CPU seconds beside the wall
 time: on a shared machine the CPU time is the figure to compare.
 """
