@@ -170,14 +170,14 @@ class _FlowSim:
         # The link table in Python lists, for the set mode's searches.
         self._py_ptr: list[int] = self.ptr.tolist()
         self._py_links: list[int] = self.links.tolist()
-        self._py_weights = _items(self.weights, "d")
+        self._py_weights_items: array | None = None  # see _py_weights
         self._py_cap: list[float] = np.asarray(cap, dtype=float).tolist()
         #: What the first level of progressive filling divides (_rates_arrays: np.maximum).
         self._py_cap0: list[float] = np.maximum(np.asarray(cap, dtype=float), 0.0).tolist()
-        #: When every link of every transfer weighs the same w > 0 and no transfer crosses a
-        #: link twice (a mesh, or switches at line rate), the load of a link carrying c
-        #: transfers is w added c times whatever their order: _w_sums[c], exactly the sum
-        #: the array version forms. None otherwise.
+        #: When every link of every transfer weighs the same w > 0 (a mesh, or switches at
+        #: line rate), the load of a link carrying c transfers once each is w added c times
+        #: whatever their order: _w_sums[c], exactly the sum the array version forms. None
+        #: otherwise.
         self._w_sums: list[float] | None = _repeated_sums(self, _SMALL)
         self._one_level: float | None = None  # _component_small's rate, when one level fills
         # Set mode (while small components are the rule, see _SMALL, and transfers start and
@@ -633,11 +633,15 @@ class _FlowSim:
         if sums is not None and seen_f and self.sharing == "maxmin":
             # The first level of max-min filling from the links' transfer counts: if every
             # link's share is within the tolerance of the smallest, it is every rate.
-            cap0 = self._py_cap0
-            share = [cap0[lk] / sums[c] for lk in seen_l if (c := len(on[lk]))]
-            level = min(share)
-            if max(share) <= level * (1 + _REL):
-                self._one_level = level
+            # The counts are of distinct transfers: they hold as loads only if no transfer
+            # lists a link twice, i.e. the counts add up to the component's link entries.
+            cap0, nlinks = self._py_cap0, self._nlinks_py
+            counts = [(lk, c) for lk in seen_l if (c := len(on[lk]))]
+            if sum([c for _, c in counts]) == sum([nlinks[t] for t in seen_f]):
+                share = [cap0[lk] / sums[c] for lk, c in counts]
+                level = min(share)
+                if max(share) <= level * (1 + _REL):
+                    self._one_level = level
         return sorted(seen_f)
 
     def _component_large(self, seeds: np.ndarray) -> np.ndarray:
@@ -721,6 +725,13 @@ class _FlowSim:
             Ll, Wl, ol = Ll[keep], Wl[keep], ol[keep]
         return rate
 
+    @property
+    def _py_weights(self) -> array:
+        """The link weights for item access, made on first use (meshes seldom need them)."""
+        if self._py_weights_items is None:
+            self._py_weights_items = _items(self.weights, "d")
+        return self._py_weights_items
+
     def _maxmin_few(self, flows: list[int]) -> list[float]:
         """As _rates' progressive filling, for a few transfers in Python lists (numpy's
         per-call cost dominates there). The same float operations in the same order as the
@@ -795,14 +806,9 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
 
 def _repeated_sums(sim: _FlowSim, most: int) -> list[float] | None:
     """[0, w, w + w, ...] up to ``most`` terms, summed one by one as bincount does, when every
-    link weight of ``sim``'s transfers is the same w > 0 and no transfer lists a link twice;
-    else None."""
+    link weight of ``sim``'s transfers is the same w > 0; else None."""
     w = sim.weights
     if not len(w) or not w[0] > 0 or not (w == w[0]).all():
-        return None
-    owner = np.repeat(np.arange(sim.n, dtype=np.int64), sim.nlinks)
-    key = np.sort(owner * sim.nl + sim.links)  # (transfer, link) pairs: any twice?
-    if (key[1:] == key[:-1]).any():
         return None
     sums = [0.0]
     for _ in range(max(most, 0) + 1):
