@@ -21,11 +21,22 @@ or finished: on a mesh, where rings in different rows and directions share no li
 costs a few flows' work however large the fabric. A flow's remaining bytes are kept as of its
 last rate change (remaining = bytes then - rate x time since), so flows whose rate did not
 change cost nothing.
+
+An instant that touches a few transfers (a mesh's, mostly: a component of ~8-24 ring
+transfers) is worked item by item in Python, where numpy's cost per call would dominate: the
+component search, its max-min rates (from the links' transfer counts when all link weights
+are equal and most components fill at one level), remaining bytes and finish instants, starts
+and sends. The per-transfer state lives in buffers that Python reads as array items and numpy
+as arrays. Both paths do the same float operations in the same order, so which one runs
+changes only the speed: tests/sim/engines/test_netsim_reference.py forces each in turn, and
+checks the engine against a plain simulator that solves every running transfer at every
+instant.
 """
 
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -47,6 +58,9 @@ _BATCH = 8
 _CALM = 16
 #: Releases of at most this many transfers walk the dependency tables in Python.
 _FEW = 16
+#: The heap of finish instants (set mode) is rebuilt from its live entries once it holds
+#: more than twice as many entries as live ones plus this many. Only speed depends on it.
+_COMPACT = 1024
 
 
 @dataclass(frozen=True)
@@ -107,7 +121,9 @@ class _FlowSim:
         self.latency = a["latency"]
         self.delay = a["delay"]
         self.nlinks = np.diff(self.ptr)
-        self.need = np.bincount(a["dep_dst"], minlength=n).astype(np.int64)
+        # Per transfer, dependencies not yet met. Like the per-transfer state below, one
+        # buffer seen two ways (see _shared): items for the Python walks, arrays for numpy.
+        self._need_py, self.need = _shared(np.bincount(a["dep_dst"], minlength=n), "q")
         # Dependents in CSR form, one table per dependency kind (0 delivered, 1 sent).
         self.dep_tab = []
         for kind in (0, 1):
@@ -124,10 +140,16 @@ class _FlowSim:
         self.delivered = np.full(n, np.nan)
         # Per transfer: remaining bytes at t_ref (its last rate change), rate since, and the
         # projected instant its last byte leaves (inf while not running).
-        self.rem = self.size.astype(float).copy()
-        self.t_ref = np.zeros(n)
-        self.rate = np.zeros(n)
-        self.fin = np.full(n, np.inf)
+        self._rem_py, self.rem = _shared(self.size, "d")
+        self._t_ref_py, self.t_ref = _shared(np.zeros(n), "d")
+        self._rate_py, self.rate = _shared(np.zeros(n), "d")
+        self._fin_py, self.fin = _shared(np.full(n, np.inf), "d")
+        # Read-only tables for the item-by-item path: arrays of 8 bytes a value (a list of
+        # Python floats would take 32, which millions of transfers feel).
+        self._size_py = _items(self.size, "d")
+        self._latency_py = _items(self.latency, "d")
+        self._delay_py = _items(self.delay, "d")
+        self._nlinks_py = _items(self.nlinks, "q")
         # Running transfers, and their links (act_links) with owners (act_owner), in step.
         # Kept up to date in array mode; in set mode rebuilt from the sets when a search needs
         # them (``_stale``).
@@ -148,6 +170,16 @@ class _FlowSim:
         # The link table in Python lists, for the set mode's searches.
         self._py_ptr: list[int] = self.ptr.tolist()
         self._py_links: list[int] = self.links.tolist()
+        self._py_weights_items: array | None = None  # see _py_weights
+        self._py_cap: list[float] = np.asarray(cap, dtype=float).tolist()
+        #: What the first level of progressive filling divides (_rates_arrays: np.maximum).
+        self._py_cap0: list[float] = np.maximum(np.asarray(cap, dtype=float), 0.0).tolist()
+        #: When every link of every transfer weighs the same w > 0 (a mesh, or switches at
+        #: line rate), the load of a link carrying c transfers once each is w added c times
+        #: whatever their order: _w_sums[c], exactly the sum the array version forms. None
+        #: otherwise.
+        self._w_sums: list[float] | None = _repeated_sums(self, _SMALL)
+        self._one_level: float | None = None  # _component_small's rate, when one level fills
         # Set mode (while small components are the rule, see _SMALL, and transfers start and
         # finish a few at a time, see _BATCH): per link its running transfers, the running
         # set, how many links they use, and a heap of (finish instant, transfer) whose stale
@@ -175,6 +207,18 @@ class _FlowSim:
             return t
         return np.maximum(np.ceil(t / self.res - 1e-9) * self.res, self.now)
 
+    def _at_few(self, tids: list[int], offset: list[float], kind: int) -> None:
+        """As _at for a few transfers, each ``offset[t]`` after now (exact time only):
+        the same groups, in the same order, without numpy's per-call cost."""
+        now = self.now
+        groups: dict[float, list[int]] = {}
+        for t in tids:
+            groups.setdefault(now + offset[t], []).append(t)
+        for when in sorted(groups):
+            self.seq += 1
+            g = np.array(groups[when], dtype=np.int64)
+            heapq.heappush(self.timed, (when, self.seq, kind, g))
+
     def _at(self, when: np.ndarray, tids: np.ndarray, kind: int) -> None:
         """Schedule ``kind`` for ``tids`` at absolute times ``when`` (grouped by time)."""
         if len(when) == 1 or (when == when[0]).all():
@@ -191,7 +235,7 @@ class _FlowSim:
     def _release(self, tids: np.ndarray, kind: int) -> None:
         if len(tids) <= _FEW:  # a few: walk the tables in Python
             ptr, dep = self._dep_py[kind]
-            need = self.need
+            need = self._need_py
             ready: list[int] = []
             for t in tids.tolist():
                 for j in range(ptr[t], ptr[t + 1]):
@@ -218,6 +262,18 @@ class _FlowSim:
     def _ready(self, tids: np.ndarray) -> None:
         if not len(tids):
             return
+        if len(tids) <= _FEW and self.res <= 0:  # a few: item by item
+            delay = self._delay_py
+            tl = tids.tolist()
+            later = [t for t in tl if delay[t] > 0]
+            if later:
+                self._at_few(later, delay, 0)
+                tl = [t for t in tl if not delay[t] > 0]
+                if not tl:
+                    return
+                tids = np.array(tl, dtype=np.int64)
+            self._start(tids)
+            return
         d = self.delay[tids]
         later = d > 0
         if later.any():
@@ -227,6 +283,24 @@ class _FlowSim:
             self._start(tids)
 
     def _start(self, tids: np.ndarray) -> None:
+        if len(tids) <= _FEW:  # a few: item by item
+            now, start, rem, nlinks = self.now, self.start, self._rem_py, self._nlinks_py
+            instant, rest = [], []
+            for t in tids.tolist():
+                start[t] = now
+                (instant if rem[t] <= 0 or nlinks[t] == 0 else rest).append(t)
+            if instant:
+                for t in instant:
+                    rem[t] = 0.0
+                self._on_sent(np.array(instant, dtype=np.int64))
+                if not rest:
+                    return
+                tids = np.array(rest, dtype=np.int64)
+            t_ref = self._t_ref_py
+            for t in rest:
+                t_ref[t] = now
+            self.added.append(tids)
+            return
         self.start[tids] = self.now
         instant = (self.rem[tids] <= 0) | (self.nlinks[tids] == 0)
         if instant.any():
@@ -238,6 +312,18 @@ class _FlowSim:
             self.added.append(tids)
 
     def _on_sent(self, tids: np.ndarray) -> None:
+        if len(tids) <= _FEW and self.res <= 0:  # a few: item by item
+            now, sent, lat = self.now, self.sent, self._latency_py
+            tl = tids.tolist()
+            for t in tl:
+                sent[t] = now
+            self._release(tids, 1)
+            zero = [t for t in tl if lat[t] <= 0]
+            if zero:
+                self._on_delivered(np.array(zero, dtype=np.int64))
+            if len(zero) < len(tl):
+                self._at_few([t for t in tl if not lat[t] <= 0], lat, 1)
+            return
         self.sent[tids] = self.now
         self._release(tids, 1)
         lat = self.latency[tids]
@@ -271,9 +357,15 @@ class _FlowSim:
                 early = elapsed < (due - t_last) * (1 - _REL) and now < due
                 limit = elapsed if early else elapsed * (1 + _REL) + 1e-15
                 fin = self._finished(now, t_last, limit)
-                if len(fin):
+                if len(fin) > _FEW:
                     self.rem[fin] = 0.0
                     self.fin[fin] = np.inf
+                    self._on_sent(fin)
+                elif len(fin):
+                    rem, fin_at = self._rem_py, self._fin_py
+                    for t in fin.tolist():
+                        rem[t] = 0.0
+                        fin_at[t] = np.inf
                     self._on_sent(fin)
             t_last = now
             while self.timed and self.timed[0][0] <= now:
@@ -312,10 +404,10 @@ class _FlowSim:
         heap, due, rem, rate, t_ref, size = (
             self._heap,
             self._due,
-            self.rem,
-            self.rate,
-            self.t_ref,
-            self.size,
+            self._rem_py,
+            self._rate_py,
+            self._t_ref_py,
+            self._size_py,
         )
         out: list[int] = []
         while heap:
@@ -371,6 +463,10 @@ class _FlowSim:
         self.added, self.removed = [], []
         self._bookkeep(new)
         flows = self._component(seeds)
+        if isinstance(flows, list):  # a few transfers: Python lists all the way
+            if flows:
+                self._settle_few(flows)
+            return
         if not len(flows):
             return
         now = self.now
@@ -385,6 +481,45 @@ class _FlowSim:
             for item in zip(fin.tolist(), flows.tolist(), strict=True):
                 due[item[1]] = item[0]
                 heapq.heappush(heap, item)
+            if len(heap) > 2 * len(due) + _COMPACT:
+                self._compact()
+
+    def _settle_few(self, flows: list[int]) -> None:
+        """As the rest of _settle, item by item: the same float operations on each transfer
+        (remaining bytes brought up to now, the new rate, the finish instant), so the same
+        results, without numpy's per-call cost on a few transfers."""
+        self.rate_updates += 1
+        level, self._one_level = self._one_level, None
+        if level is not None:  # found with the component (_component_small)
+            rates = [level] * len(flows)
+        elif self.sharing == "maxmin":
+            rates = self._maxmin_few(flows)
+        else:
+            rates = self._rates_arrays(np.array(flows, dtype=np.int64)).tolist()
+        now = self.now
+        rem, t_ref, rate, fin = self._rem_py, self._t_ref_py, self._rate_py, self._fin_py
+        sets = self._on_link is not None
+        heap, due, push = self._heap, self._due, heapq.heappush
+        for t, r in zip(flows, rates, strict=True):
+            left = rem[t] - rate[t] * (now - t_ref[t])
+            rem[t] = left
+            t_ref[t] = now
+            rate[t] = r
+            f = now + (left / r if r else _over_zero(left))
+            fin[t] = f
+            if sets:
+                due[t] = f
+                push(heap, (f, t))
+        if sets and len(heap) > 2 * len(due) + _COMPACT:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild the heap of finish instants from the live ones: a flow whose rate changed
+        leaves its old entry behind, and once those outnumber the live entries, heapify
+        drops them in bulk, cheaper than popping each in turn. The pops that follow see the
+        same live entries in the same order."""
+        self._heap = [(f, t) for t, f in self._due.items()]
+        heapq.heapify(self._heap)
 
     def _bookkeep(self, new: np.ndarray) -> None:
         """Add the transfers that started, and switch between set and array mode (see
@@ -393,7 +528,11 @@ class _FlowSim:
         _BATCH)."""
         on = self._on_link
         if on is not None:
-            new_links = int(self.nlinks[new].sum()) if len(new) else 0
+            if len(new) <= _FEW:
+                nlinks = self._nlinks_py
+                new_links = sum([nlinks[t] for t in new.tolist()])
+            else:
+                new_links = int(self.nlinks[new].sum())
             changed = new_links + self._gone_links
             self._gone_links = 0
             running = self._running_links + new_links
@@ -456,8 +595,9 @@ class _FlowSim:
         self._due = {t: f for f, t in self._heap}
         self._stale = False
 
-    def _component(self, seeds: np.ndarray) -> np.ndarray:
-        """Running transfers connected to the links of ``seeds`` through shared links."""
+    def _component(self, seeds: np.ndarray) -> list[int] | np.ndarray:
+        """Running transfers connected to the links of ``seeds`` through shared links, in
+        increasing order: a list when the link-by-link search found them, else an array."""
         if self._on_link is not None:
             found = self._component_small(seeds)
             self._searches += 1
@@ -470,7 +610,7 @@ class _FlowSim:
             self._arrays()
         return self._component_large(seeds)
 
-    def _component_small(self, seeds: np.ndarray) -> np.ndarray | None:
+    def _component_small(self, seeds: np.ndarray) -> list[int] | None:
         """As _component, link by link; None once it grows past the size _SMALL sets."""
         on, ptr, links = self._on_link, self._py_ptr, self._py_links
         stack: list[int] = []
@@ -481,16 +621,28 @@ class _FlowSim:
         cap = _SMALL
         while stack:
             for t in on[stack.pop()]:
-                if t in seen_f:
-                    continue
-                seen_f.add(t)
-                if len(seen_f) > cap:
-                    return None
-                for lk in links[ptr[t] : ptr[t + 1]]:
-                    if lk not in seen_l:
-                        seen_l.add(lk)
-                        stack.append(lk)
-        return np.array(sorted(seen_f), dtype=np.int64)
+                if t not in seen_f:
+                    seen_f.add(t)
+                    for lk in links[ptr[t] : ptr[t + 1]]:
+                        if lk not in seen_l:
+                            seen_l.add(lk)
+                            stack.append(lk)
+            if len(seen_f) > cap:  # checked per link: at most one link's transfers late
+                return None
+        sums = self._w_sums
+        if sums is not None and seen_f and self.sharing == "maxmin":
+            # The first level of max-min filling from the links' transfer counts: if every
+            # link's share is within the tolerance of the smallest, it is every rate.
+            # The counts are of distinct transfers: they hold as loads only if no transfer
+            # lists a link twice, i.e. the counts add up to the component's link entries.
+            cap0, nlinks = self._py_cap0, self._nlinks_py
+            counts = [(lk, c) for lk in seen_l if (c := len(on[lk]))]
+            if sum([c for _, c in counts]) == sum([nlinks[t] for t in seen_f]):
+                share = [cap0[lk] / sums[c] for lk, c in counts]
+                level = min(share)
+                if max(share) <= level * (1 + _REL):
+                    self._one_level = level
+        return sorted(seen_f)
 
     def _component_large(self, seeds: np.ndarray) -> np.ndarray:
         """As _component, by whole-array passes over the running transfers' links."""
@@ -529,6 +681,12 @@ class _FlowSim:
     def _rates(self, act: np.ndarray) -> np.ndarray:
         """Rates of the transfers ``act``: whole connected components of the running set."""
         self.rate_updates += 1
+        if len(act) <= _SMALL and self.sharing == "maxmin":
+            return np.array(self._maxmin_few(act.tolist()))
+        return self._rates_arrays(act)
+
+    def _rates_arrays(self, act: np.ndarray) -> np.ndarray:
+        """As _rates, by whole-array passes."""
         lens = self.nlinks[act]
         idx = _ranges(self.ptr[act], lens)
         L = self.links[idx]
@@ -567,6 +725,75 @@ class _FlowSim:
             Ll, Wl, ol = Ll[keep], Wl[keep], ol[keep]
         return rate
 
+    @property
+    def _py_weights(self) -> array:
+        """The link weights for item access, made on first use (meshes seldom need them)."""
+        if self._py_weights_items is None:
+            self._py_weights_items = _items(self.weights, "d")
+        return self._py_weights_items
+
+    def _maxmin_few(self, flows: list[int]) -> list[float]:
+        """As _rates' progressive filling, for a few transfers in Python lists (numpy's
+        per-call cost dominates there). The same float operations in the same order as the
+        array version (each link's load summed over its entries in transfer order, the
+        capacity reduced by that sum times the level), so the rates are bit-identical.
+
+        Most components fill in one level (a ring's links all equally loaded): when every
+        link's share is within the tolerance of the smallest, every transfer gets it."""
+        ptr, links, weights, cap0 = self._py_ptr, self._py_links, self._py_weights, self._py_cap0
+        load: dict[int, float] = {}
+        get = load.get
+        for t in flows:
+            for j in range(ptr[t], ptr[t + 1]):
+                lk = links[j]
+                load[lk] = get(lk, 0.0) + weights[j]
+        share = [cap0[lk] / v if v > 0 else np.inf for lk, v in load.items()]
+        s = min(share)
+        if max(share) <= s * (1 + _REL):
+            return [s] * len(flows)
+        return self._maxmin_levels(flows)
+
+    def _maxmin_levels(self, flows: list[int]) -> list[float]:
+        """_maxmin_few's progressive filling, level by level."""
+        ptr, links, weights = self._py_ptr, self._py_links, self._py_weights
+        fl = [links[ptr[t] : ptr[t + 1]] for t in flows]
+        fw = [weights[ptr[t] : ptr[t + 1]] for t in flows]
+        rate = [0.0] * len(flows)
+        left = range(len(flows))
+        cap: dict[int, float] | None = None
+        while True:
+            load: dict[int, float] = {}
+            get = load.get
+            for i in left:
+                for lk, w in zip(fl[i], fw[i], strict=True):
+                    load[lk] = get(lk, 0.0) + w
+            if cap is None:
+                capacity = self._py_cap
+                cap = {lk: capacity[lk] for lk in load}
+            share = {lk: (max(cap[lk], 0.0) / v if v > 0 else np.inf) for lk, v in load.items()}
+            s = min(share.values())
+            bar = s * (1 + _REL)
+            hit, rest = [], []
+            for i in left:
+                for lk in fl[i]:
+                    if share[lk] <= bar:
+                        hit.append(i)
+                        break
+                else:
+                    rest.append(i)
+            for i in hit:
+                rate[i] = s
+            if not rest:
+                return rate
+            used: dict[int, float] = {}
+            get = used.get
+            for i in hit:
+                for lk, w in zip(fl[i], fw[i], strict=True):
+                    used[lk] = get(lk, 0.0) + w
+            for lk, w in used.items():
+                cap[lk] -= w * s
+            left = rest
+
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """Concatenation of arange(starts[i], starts[i] + lens[i])."""
@@ -575,3 +802,33 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     offs = np.cumsum(lens) - lens
     return np.arange(total, dtype=np.int64) - np.repeat(offs - starts, lens)
+
+
+def _repeated_sums(sim: _FlowSim, most: int) -> list[float] | None:
+    """[0, w, w + w, ...] up to ``most`` terms, summed one by one as bincount does, when every
+    link weight of ``sim``'s transfers is the same w > 0; else None."""
+    w = sim.weights
+    if not len(w) or not w[0] > 0 or not (w == w[0]).all():
+        return None
+    sums = [0.0]
+    for _ in range(max(most, 0) + 1):
+        sums.append(sums[-1] + float(w[0]))
+    return sums
+
+
+def _over_zero(x: float) -> float:
+    """``x / 0.0`` as numpy has it (Python raises): inf or -inf by the sign of x, nan for 0."""
+    return np.inf if x > 0 else -np.inf if x < 0 else np.nan
+
+
+def _shared(values: np.ndarray, code: str) -> tuple[array, np.ndarray]:
+    """A copy of ``values`` in one buffer seen two ways: an ``array`` (typecode ``code``)
+    whose items Python reads and writes as plain ints and floats, several times faster than
+    a numpy array's, and a numpy view of the same memory for whole-array passes."""
+    buf = _items(values, code)
+    return buf, np.frombuffer(buf, dtype=np.dtype(code))
+
+
+def _items(values: np.ndarray, code: str) -> array:
+    """A copy of ``values`` as an ``array`` of typecode ``code`` ("d" float64, "q" int64)."""
+    return array(code, np.ascontiguousarray(values, dtype=np.dtype(code)).tobytes())
