@@ -22,24 +22,14 @@ xinP       DEMUX 1 -> P         input port P to the leaf that holds it (not regi
 leafJ.sel  MUX P -> 1           which input port sits on leaf J
 leafJ      DEMUX 1 -> 2         leaf J's value as its lp (out 0) or rp (out 1) (not reg.)
 tN         ART 4 -> 4           in: L.rp, R.lp (added), L.lp, R.rp; out: lp, rp, res_a, res_b
-forkK      FORK 1 -> P          result source K to every output port that wants it
+forkK      FORK 1 -> P          result source K to every output port that wants it (n. r.)
 outP.sel   MUX 2P -> 1          which result output port P delivers
 =========  ===================  =========================================================
 
-Registers (``regs_per_stage`` slices) follow the leaf selects, the tree nodes, the result
-forks and the output selects; the input and leaf fan-outs are wiring. Latency therefore
-depends on where a flow's segment completes: ``register_depth`` (leaf select + tree height +
-fork + output select) is the longest, for segments that complete at the root.
-
-The result forks are registered because a multicast fork is ready only when every output
-that takes its flit is (hw/uswitch.py): unregistered, that ready gathered the output
-selects' readies from across the switch and drove the load enable of the tree node's output
-register, and this path of global wires (80% routing) set the crossbar's clock once the
-adders were pipelined or short. A slice on every fork output keeps the gathering beside the
-fork, where its takers' readies come from registers, and leaves the wires across the switch
-register to register (docs/architecture-cost.md, "Pipelined adders"). The input fan-outs
-(``xinP``) need none: their sources are the switch's input ports, whose paths an FPGA build
-out of context does not time and a user's design registers anyway.
+Registers (``regs_per_stage`` slices) follow the leaf selects, the tree nodes and the output
+selects; the pure fan-out nodes are wiring. Latency therefore depends on where a flow's
+segment completes: ``register_depth`` (leaf select + tree height + output select) is the
+longest, for segments that complete at the root.
 """
 
 from __future__ import annotations
@@ -98,7 +88,7 @@ class XbarTopology(SwitchGraph):
         self.results += [Endpoint(self.tree.node, OUT_LP), Endpoint(self.tree.node, OUT_RP)]
         self.fork = []
         for k, src in enumerate(self.results):
-            self.fork.append(self._add(f"fork{k}", Kind.FORK, 1, P, top))
+            self.fork.append(self._add(f"fork{k}", Kind.FORK, 1, P, top, registered=False))
             self._connect(src, Endpoint(self.fork[k], 0))
         self.out_sel = [
             self._add(f"out{p}.sel", Kind.MUX, len(self.results), 1, top + 1) for p in range(P)

@@ -62,8 +62,8 @@ def test_longest_path_adds_the_adder_stages_of_every_adding_column_on_it(P, arch
         # Every path crosses every column once.
         assert lat == graph.stages * regs + len(adder_columns(graph)) * adder
     else:
-        # Leaf select, the tree's height of adding nodes, result fork, output select.
-        height = graph.register_depth - 3
+        # Leaf select, the tree's height of adding nodes, output select.
+        height = graph.register_depth - 2
         assert lat == graph.register_depth * regs + height * adder
     cycles = node_cycles(graph, regs, adder)
     assert len(cycles) == len(graph.nodes)

@@ -24,8 +24,8 @@ def test_structure(P):
     c = XbarTopology.build(P).counts()
     assert c["ART"] == P - 1 and c["adders"] == P - 1
     assert (c["DEMUX"], c["MUX"], c["FORK"]) == (2 * P, 2 * P, 2 * P)
-    # leaf select + tree height + result fork + output select; the tree is balanced
-    assert c["register_depth"] == 3 + math.ceil(math.log2(P))
+    # leaf select + tree height + output select; the tree is balanced
+    assert c["register_depth"] == 2 + math.ceil(math.log2(P))
 
 
 def _check(flows, P, sw=None, rng=None):
