@@ -197,11 +197,22 @@ class USwitch(wiring.Component):
                 m.d.comb += sources[i].ready.eq(takes[0][i] & self.o[0].ready)
             return m
 
+        # What a source's ready reads of output q: ``done`` without the source's valid where
+        # the output is offered one source's flit (whenever that source is valid, output q
+        # offers it unless already sent, so ``done`` is ``sent | ready`` then). Only a sum
+        # joined here (combinational adder) needs both operands valid. So the ready that
+        # drives a source's register enable does not run from that register's own valid
+        # through the fork and back: on the crossbar, a result fork's source register (spread
+        # across the switch by its fan-out to every output) and that loop were the slowest path.
+        joined = takes_sum if self.stages == 0 else [Const(0)] * n_out
+        accepts = [
+            sent[q] | (self.o[q].ready & (~joined[q] | self.o[q].valid)) for q in range(n_out)
+        ]
         consumed = Signal(n_in)
         for i in range(n_in):
             takers = Cat(uses[q][i] for q in range(n_out))
             # Ready once every taker has accepted (or accepts now); never without a taker.
-            all_done = Cat((~uses[q][i]) | done[q] for q in range(n_out)).all()
+            all_done = Cat((~uses[q][i]) | accepts[q] for q in range(n_out)).all()
             m.d.comb += [
                 sources[i].ready.eq(takers.any() & all_done),
                 consumed[i].eq(sources[i].valid & sources[i].ready),
