@@ -15,9 +15,7 @@ least a cycle before the first flit of the new phase can reach a node), so the r
 delays nothing a flit sees; what it removes is the path from the control unit's active
 register, across the whole switch, into every node's select logic, which was the slowest
 path of the faster variants. The registers start as the all-unicast default, as the active
-configuration does. Beside it a second register holds the same field decoded, one bit per
-output and source (hw/uswitch.py ``source_selects``), so the code compares stay off the
-flits' paths as well.
+configuration does.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from fredfab.hw.control import default_config
 from fredfab.hw.flit import flit_stream
 from fredfab.hw.params import SwitchParams
 from fredfab.hw.skid import SkidBuffer
-from fredfab.hw.uswitch import USwitch, source_select_bits, source_selects
+from fredfab.hw.uswitch import USwitch
 from fredfab.model.switch.graph import BOUNDARY, Endpoint
 from fredfab.model.switch.latency import carries_adder_pipeline
 
@@ -66,22 +64,13 @@ class Interconnect(wiring.Component):
         for node in topo.nodes:
             fields = topo.config_layout.node_fields(node.index)
             stages = p.adder_stages if carries_adder_pipeline(topo, node.index) else 0
-            usw = USwitch(node, fields, flit, p.dtype, p.lanes, stages, decoded=True)
+            usw = USwitch(node, fields, flit, p.dtype, p.lanes, stages)
             m.submodules[_ident(node.name)] = usw
             layout = node_codes_layout(fields)
             init = (reset_bits >> fields[0].lsb) & ((1 << layout.size) - 1)
             codes = Signal(layout, init=layout.from_bits(init), name=f"{_ident(node.name)}_codes")
-            init_codes = [(reset_bits >> f.lsb) & ((1 << f.width) - 1) for f in fields]
-            selects = Signal(
-                len(usw.selects),
-                init=source_select_bits(node, init_codes),
-                name=f"{_ident(node.name)}_selects",
-            )
-            m.d.sync += [
-                codes.eq(self.config[node.name]),
-                selects.eq(source_selects(node, self.config[node.name])),
-            ]
-            m.d.comb += [usw.codes.eq(codes), usw.selects.eq(selects)]
+            m.d.sync += codes.eq(self.config[node.name])
+            m.d.comb += usw.codes.eq(codes)
             nodes.append(usw)
 
         # The stream each node output drives, after its register slices.

@@ -32,14 +32,6 @@ be the switch's slowest path. Pipe 1 carries nothing while the node adds: a conf
 that also passes input 1 on its own (which the kind rules forbid, model/switch/config.py)
 gets nothing on that output.
 
-Decoded selects (``decoded=True``, what the interconnect builds): the node also takes
-``selects``, every output's code decoded to one bit per source (``source_selects``), from a
-register of the interconnect's, and its valid and ready logic reads those bits instead of
-comparing codes (the payload select still reads ``codes``). The compare is then off every
-flit's path: on the crossbar it sat at the start of the slowest one, from an output select's
-configuration through its ready into a result fork's bookkeeping and the load enable of a
-tree node's output register.
-
 An input no output takes is never ready: nothing flows where the configuration says
 nothing flows. The hardware does not police the kind rules of model/switch/config.py (an R node
 could multicast): configurations come from the router, which keeps to them, and they are
@@ -71,28 +63,9 @@ class _Source:
     ready: Value
 
 
-def select_width(node: Node) -> int:
-    """Bits of one output's decoded code: one per source code but ``NONE``."""
-    return node.n_sources - 1
-
-
-def source_selects(node: Node, codes: Value) -> Value:
-    """Every output's code decoded: bit ``q * select_width(node) + c - 1`` is high when output
-    q's code is c (c >= 1: an input or the sum); a ``NONE`` output has no bit set."""
-    width = select_width(node)
-    return Cat(codes[q] == c for q in range(node.n_out) for c in range(1, width + 1))
-
-
-def source_select_bits(node: Node, codes: Sequence[int]) -> int:
-    """``source_selects`` of constant codes, as an integer (a register's initial value)."""
-    width = select_width(node)
-    return sum(((1 << code) >> 1) << (q * width) for q, code in enumerate(codes))
-
-
 class USwitch(wiring.Component):
     """``i[n_in]`` -> ``o[n_out]`` for one graph node, configured by ``codes`` (the node's
-    ``fields`` of the configuration table) and, with ``decoded``, by ``selects``, the same codes
-    decoded (``source_selects``; module docstring), with ``stages`` adder stages on every input
+    ``fields`` of the configuration table), with ``stages`` adder stages on every input
     (module docstring); ``busy`` while a pipe holds a flit (only with ``stages`` > 0)."""
 
     def __init__(
@@ -103,7 +76,6 @@ class USwitch(wiring.Component):
         dtype: str,
         lanes: int,
         stages: int = 0,
-        decoded: bool = False,
     ) -> None:
         if [(f.node, f.output) for f in fields] != [(node.index, q) for q in range(node.n_out)]:
             raise ValueError(f"{node.name}: the fields given are not this node's outputs")
@@ -111,15 +83,12 @@ class USwitch(wiring.Component):
             raise ValueError(f"{node.name}: stages must be an integer >= 0, got {stages!r}")
         self.node = node
         self.stages = stages
-        self.decoded = decoded
         self._dtype, self._lanes = dtype, lanes
         members = {
             "i": In(flit).array(node.n_in),
             "o": Out(flit).array(node.n_out),
             "codes": In(node_codes_layout(fields)),
         }
-        if decoded:
-            members["selects"] = In(node.n_out * select_width(node))
         if stages:
             members["busy"] = Out(1)
         super().__init__(members)
@@ -129,14 +98,8 @@ class USwitch(wiring.Component):
         node, n_in, n_out = self.node, self.node.n_in, self.node.n_out
         reducing = node.reducing
         code = [self.codes[q] for q in range(n_out)]
-        selects = self.selects if self.decoded else source_selects(node, self.codes)
-        width = select_width(node)
-
-        def chosen(q: int, c: int) -> Value:
-            return selects[q * width + c - 1]
-
-        takes_sum = [chosen(q, node.source_sum()) if reducing else Const(0) for q in range(n_out)]
-        takes = [[chosen(q, node.source_input(i)) for i in range(n_in)] for q in range(n_out)]
+        takes_sum = [(code[q] == node.source_sum()) if reducing else Const(0) for q in range(n_out)]
+        takes = [[(code[q] == node.source_input(i)) for i in range(n_in)] for q in range(n_out)]
         first, second = (self.i[k] for k in SUM_OPERANDS) if reducing else (None, None)
 
         if self.stages == 0:
@@ -197,22 +160,11 @@ class USwitch(wiring.Component):
                 m.d.comb += sources[i].ready.eq(takes[0][i] & self.o[0].ready)
             return m
 
-        # What a source's ready reads of output q: ``done`` without the source's valid where
-        # the output is offered one source's flit (whenever that source is valid, output q
-        # offers it unless already sent, so ``done`` is ``sent | ready`` then). Only a sum
-        # joined here (combinational adder) needs both operands valid. So the ready that
-        # drives a source's register enable does not run from that register's own valid
-        # through the fork and back: on the crossbar, a result fork's source register (spread
-        # across the switch by its fan-out to every output) and that loop were the slowest path.
-        joined = takes_sum if self.stages == 0 else [Const(0)] * n_out
-        accepts = [
-            sent[q] | (self.o[q].ready & (~joined[q] | self.o[q].valid)) for q in range(n_out)
-        ]
         consumed = Signal(n_in)
         for i in range(n_in):
             takers = Cat(uses[q][i] for q in range(n_out))
             # Ready once every taker has accepted (or accepts now); never without a taker.
-            all_done = Cat((~uses[q][i]) | accepts[q] for q in range(n_out)).all()
+            all_done = Cat((~uses[q][i]) | done[q] for q in range(n_out)).all()
             m.d.comb += [
                 sources[i].ready.eq(takers.any() & all_done),
                 consumed[i].eq(sources[i].valid & sources[i].ready),
