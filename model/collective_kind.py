@@ -37,6 +37,23 @@ class CollectiveKind(StrEnum):
         """True for the I/O patterns (data from or to off-wafer memory)."""
         return self in (CollectiveKind.IO_BROADCAST, CollectiveKind.IO_REDUCE)
 
+    def bus_factor(self, n: int) -> float:
+        """Bytes each of ``n`` NPUs sends (and receives) per byte of the request under the
+        endpoint (ring) algorithms, NCCL's "bus bandwidth" factor: per-NPU effective
+        bandwidth is factor * size / time. All-Reduce 2(N-1)/N; Reduce-Scatter, All-Gather,
+        All-to-All (N-1)/N; Reduce, Broadcast, point-to-point and the I/O patterns 1."""
+        if n <= 1:
+            return 0.0
+        if self == CollectiveKind.ALL_REDUCE:
+            return 2 * (n - 1) / n
+        if self in (
+            CollectiveKind.REDUCE_SCATTER,
+            CollectiveKind.ALL_GATHER,
+            CollectiveKind.ALL_TO_ALL,
+        ):
+            return (n - 1) / n
+        return 1.0
+
 
 #: The collectives a CollectiveRequest runs on a wafer fabric, in the order the CLI lists them.
 SYSTEM_OPS = (

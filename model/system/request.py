@@ -35,18 +35,9 @@ def normalize_op(op: str) -> CollectiveKind:
 
 
 def bus_factor(op: str, n: int) -> float:
-    """Bytes each NPU sends (and receives) per byte of the request under the endpoint
-    (ring) algorithms, NCCL's "bus bandwidth" factor: per-NPU effective bandwidth is
-    factor * size / time. All-Reduce 2(N-1)/N; Reduce-Scatter, All-Gather, All-to-All
-    (N-1)/N; Reduce, Broadcast, point-to-point and the I/O patterns 1."""
-    op = normalize_op(op)
-    if n <= 1:
-        return 0.0
-    if op == CollectiveKind.ALL_REDUCE:
-        return 2 * (n - 1) / n
-    if op in (CollectiveKind.REDUCE_SCATTER, CollectiveKind.ALL_GATHER, CollectiveKind.ALL_TO_ALL):
-        return (n - 1) / n
-    return 1.0
+    """NCCL's "bus bandwidth" factor of ``op`` over ``n`` NPUs (CollectiveKind.bus_factor;
+    ``op`` may be an alias)."""
+    return normalize_op(op).bus_factor(n)
 
 
 @dataclass(frozen=True)
