@@ -55,7 +55,11 @@ direction), latencies in ns. A file describes the fabric in exactly one of four 
     base_latency_us = 8.4
     step_latency_us = 3.4          # per dependent step of the algorithm
     bandwidth_fraction = 1.0       # share of the links' rate the protocol leaves
-    # (fredfab.model.system.collective_library; without the table: no cost added)
+    channels = 24                  # optional, with the next: fewer channels for small
+    channel_threshold_bytes_per_rank = 4096  # messages (a channel per this x ranks bytes)
+    max_bus_GBps = 87.7            # optional: a cap on the protocol's bus bandwidth
+    # (fredfab.model.system.collective_library and channel_rule; without the table: no
+    # cost added)
 
     packet_headers = true          # optional, any form: the links carry FRED's packet mode
                                    # (a header flit per packet). Default: true for [mesh],
@@ -81,6 +85,7 @@ A file ending in .yml or .yaml is an ASTRA-sim analytical network file instead
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -91,6 +96,7 @@ from fredfab.model.system.astra_yaml import (
     fabric_from_dims_table,
     load_astra_yaml,
 )
+from fredfab.model.system.channel_rule import MAX_CHANNELS, ChannelRule
 from fredfab.model.system.collective_library import MAX_PROTOCOLS, CollectiveLibrary, Protocol
 from fredfab.model.system.elements import (
     MAX_IO_CONTROLLERS,
@@ -154,7 +160,15 @@ _TREE = {
 }
 _SWITCH = {"timing_card", "clock_GHz", "flit_bytes", "throughput_condition"}
 _COLLECTIVES = {"library", "fixed_cost_us", "source", "protocols"}
-_PROTOCOL = {"name", "base_latency_us", "step_latency_us", "bandwidth_fraction"}
+_PROTOCOL = {
+    "name",
+    "base_latency_us",
+    "step_latency_us",
+    "bandwidth_fraction",
+    "channels",
+    "channel_threshold_bytes_per_rank",
+    "max_bus_GBps",
+}
 _NODE = {"name", "kind", "level", "x", "y"}
 _LINK = {"a", "b", "bandwidth_GBps", "latency_ns", "bidirectional"}
 
@@ -243,6 +257,8 @@ def _library(t: Table) -> CollectiveLibrary:
             p.number("base_latency_us", lo=0) * US,
             p.number("step_latency_us", lo=0) * US,
             p.number("bandwidth_fraction", lo=0, hi=1, lo_open=True),
+            _channel_rule(p),
+            _scaled(p, "max_bus_GBps", GB, positive=True) or math.inf,  # absent: no cap
         )
         for p in t.tables("protocols", _PROTOCOL, max_len=MAX_PROTOCOLS)
     ]
@@ -251,6 +267,23 @@ def _library(t: Table) -> CollectiveLibrary:
         t.number("fixed_cost_us", lo=0) * US,
         tuple(protocols),
         t.string("source", ""),
+    )
+
+
+def _channel_rule(p: Table) -> ChannelRule | None:
+    """A protocol's channel rule: ``channels`` and ``channel_threshold_bytes_per_rank``
+    together, or neither."""
+    given = [k for k in ("channels", "channel_threshold_bytes_per_rank") if k in p]
+    if not given:
+        return None
+    if len(given) == 1:
+        raise FabricError(
+            f"{p.where}: '{given[0]}' needs its pair: give both 'channels' and "
+            "'channel_threshold_bytes_per_rank', or neither"
+        )
+    return ChannelRule(
+        p.integer("channels", lo=1, hi=MAX_CHANNELS),
+        p.number("channel_threshold_bytes_per_rank", lo=0, lo_open=True),
     )
 
 

@@ -114,7 +114,7 @@ def _network(d: Dataset, p: Point, cal: Calibration) -> float:
 
 def _library_time(d: Dataset, p: Point, cal: Calibration, net_full: float) -> float:
     lib = cluster(d, p.run["nodes"], cal).library
-    return lib.time(d.op, p.run["ranks"], net_full / cal.nvlink_fraction)
+    return lib.time(d.op, p.run["ranks"], net_full / cal.nvlink_fraction, p.run["size"])
 
 
 def _nvlink(d: Dataset, p: Point, cal: Calibration, net_full: float) -> float:

@@ -115,8 +115,11 @@ class SimComm:
                     self.calls += 1
                     net = max(net, res.time)
                     self.fallbacks.update(res.fallbacks)
+                # Costed as one collective: the largest group and message (the groups of a
+                # phase are alike in the training model).
                 ranks = max(len(r.group) for r in reqs)
-                t = self.fabric.library.time(op, ranks, net)
+                size = max(r.size_bytes for r in reqs)
+                t = self.fabric.library.time(op, ranks, net, size)
             self.cache[key] = t
         return t
 

@@ -216,14 +216,15 @@ def _training(
 def _collective(dataset: Dataset, point: Point, cal: Calibration) -> PointResult:
     r = point.run
     fab = cluster(dataset, r["nodes"], cal)
-    net = network_time(fab, dataset.op, r["ranks"], float(r["size"]))
+    size = float(r["size"])
+    net = network_time(fab, dataset.op, r["ranks"], size)
     lib = fab.library
     detail = {
         "network_s": net,
-        "protocol": lib.best(dataset.op, r["ranks"], net).name,
+        "protocol": lib.best(dataset.op, r["ranks"], net, size).name,
         "library": lib.name,
     }
-    return PointResult(point, lib.time(dataset.op, r["ranks"], net), detail)
+    return PointResult(point, lib.time(dataset.op, r["ranks"], net, size), detail)
 
 
 def network_time(fab: Fabric, op: str, ranks: int, size: float) -> float:
