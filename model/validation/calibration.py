@@ -9,8 +9,10 @@ tests/sim/engines/test_calibration.py checks that the frozen values are that fit
   rail's 25 GB/s a long transfer sustains; frozen in data/fabrics/dgx-a100.toml ([dims]
   achievable_fraction); fitted on the NCCL curve's 8 GiB point, one node and two nodes.
 * ``fixed_cost``, ``ll_fraction``: NCCL's per-collective launch and synchronisation cost and
-  the bandwidth share of its LL protocol; frozen in the same file ([collectives]); fitted on
-  the NCCL curve's sizes from 8 B to 512 KiB.
+  the bandwidth share of its LL protocol with all its channels running (LL's
+  ``bandwidth_fraction``; a message smaller than the channels' thresholds runs on fewer of
+  them, each carrying 1/channels of it: fredfab.model.system.channel_rule); frozen in the
+  same file ([collectives]); fitted on the NCCL curve's sizes from 8 B to 512 KiB.
 * ``software_2022_factor``: the 2022 software's (Korthikanti et al.: newer Megatron-LM,
   PyTorch, cuBLAS) GEMM efficiency over the 2021 software's (``kernel_efficiency``); frozen
   in data/megatron-korthikanti-2022.toml ([system] kernel_efficiency_factor) and applied to
@@ -35,7 +37,7 @@ from fredfab.model.validation.suite import DATA_DIR
 CLUSTER_FILE = DATA_DIR / "fabrics" / "dgx-a100.toml"
 #: The dataset whose software factor is calibrated (its [system] kernel_efficiency_factor).
 SOFTWARE_FILE = DATA_DIR / "megatron-korthikanti-2022.toml"
-#: The protocol whose bandwidth share is calibrated.
+#: The protocol whose bandwidth share (with all its channels) is calibrated.
 CALIBRATED_PROTOCOL = "LL"
 #: Significant digits the frozen values keep.
 DIGITS = 4
@@ -84,7 +86,7 @@ PARAMETERS = {
     "nvlink_fraction": "share of NVLink's rate a long transfer sustains",
     "infiniband_fraction": "share of an HDR InfiniBand rail's rate a long transfer sustains",
     "fixed_cost": "per-collective launch and synchronisation cost of NCCL",
-    "ll_fraction": "bandwidth share of NCCL's LL protocol",
+    "ll_fraction": "bandwidth share of NCCL's LL protocol on all its channels",
     "software_2022_factor": "GEMM efficiency of the 2022 Megatron-LM software over the 2021 one",
 }
 

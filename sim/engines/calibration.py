@@ -8,7 +8,8 @@ the validation data, and nothing else.
    until the values settle (each step below moves the others only slightly):
    * ``nvlink_fraction``: the NVLink share at which the largest size's estimate equals its
      measurement (bisection; that size's time is almost all bandwidth);
-   * ``fixed_cost`` and ``ll_fraction``: the LL share minimising the squared relative errors of
+   * ``fixed_cost`` and ``ll_fraction``: the LL share (with all its channels; each size runs
+     on the channels the library's rule gives it) minimising the squared relative errors of
      the small sizes (a grid of 0.0025 refined by golden section), each share with the fixed
      cost that is the median of (measured - estimate without it) over those sizes.
 2. ``infiniband_fraction``: on two nodes NCCL's rings run one channel per rail, so their bus

@@ -8,6 +8,7 @@ from fredfab.model.system import bus_factor, load_fabric
 from fredfab.model.system.channel_rule import ChannelRule
 from fredfab.model.system.collective_library import IDEAL, Protocol, dependent_steps, library
 from fredfab.model.system.loader import fabric_from_dict
+from fredfab.model.validation.calibration import CLUSTER_FILE
 
 _DIMS = {"topology": ["Switch"], "npus_count": [8], "bandwidth_GBps": [300], "latency_ns": [0]}
 KIB, MIB = 2**10, 2**20
@@ -183,6 +184,15 @@ def test_bad_channel_rules_are_refused_in_one_line(fields, message):
     with pytest.raises(InputError, match=message) as exc:
         _with_ll(**fields)
     assert "\n" not in str(exc.value) and "protocols[0]" in str(exc.value)
+
+
+def test_the_cluster_files_ll_runs_nccls_channels_per_size():
+    lib = load_fabric(CLUSTER_FILE).library
+    ll, *others = lib.protocols
+    sizes = [32 * KIB, 64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB, MIB]
+    assert ll.name == "LL" and [ll.channels.active(s, 8) for s in sizes] == [1, 2, 4, 8, 16, 24]
+    assert ll.max_bus_bandwidth == pytest.approx(87.7e9)
+    assert all(p.channels is None and p.max_bus_bandwidth == float("inf") for p in others)
 
 
 def test_packet_headers_belong_to_the_wafer_fabrics_only():

@@ -31,6 +31,14 @@ def _size(p):
     return int(p["name"].split(" B")[0])
 
 
+def test_the_nccl_curve_meets_the_goal_on_its_checked_sizes(capsys):
+    argv = ["validate", "--dataset", "nccl-a100-allreduce", "--json", "--no-plot"]
+    assert main(argv) == 0
+    goal = json.loads(capsys.readouterr().out)["goal"]["collective"]
+    assert goal["points"] == 13
+    assert goal["geomean_abs_error"] <= 0.10 and goal["max_abs_error"] <= 0.20
+
+
 def test_validate_table_and_plot(tmp_path, capsys):
     plot = tmp_path / "v.svg"
     assert main(["validate", "--dataset", "nccl-a100-allreduce", "-o", str(plot)]) == 0
