@@ -17,7 +17,7 @@ channels. For the ring LL protocol ``threshold`` = ``nt x NCCL_LL_THREAD_THRESHO
 nRanks`` (src/graph/tuning.cc multiplies ring LL's per-thread threshold by the ranks), so a
 rule states its threshold per rank of the group (``threshold_bytes_per_rank``). Below one
 channel's threshold NCCL also halves the threads of that one channel; the rule leaves that
-out (there a collective's time is its latencies).
+out (docs/validation.md: the small sizes where the model is fastest against NCCL-tests).
 """
 
 from __future__ import annotations
