@@ -23,11 +23,12 @@ and its clock was set by them, not by logic depth (docs/architecture-cost.md). I
 the crossbar options of hw/uswitch.py (codes registered decoded, no ``sent`` bits where a kind
 never multicasts, pipe ends whose load enables ignore ``i.valid``), its register slices are
 skid buffers with the same enables (hw/skid.py ``state_enables``), and with register slices
-each crossbar's taker starts with a room buffer (hw/room_buffer.py) whose ``room`` its
-senders register: a multicast sends to all its takers at once, in a cycle after each had
-room, so no ready is gathered across the switch in the cycle a flit moves. A room buffer is
-one cycle from input to output, as a skid buffer, so latencies do not change
-(model/switch/latency.py); it holds three flits instead of two.
+each crossbar's taker starts with a room buffer (hw/room_buffer.py) whose flags (``room``,
+``i.ready``) its senders register by the buffer's rule: a multicast sends to all its takers
+at once, in a cycle after it found the flit would fit each, so no ready is gathered across
+the switch in the cycle a flit moves. A room buffer is one cycle from input to output, as a
+skid buffer, so latencies do not change (model/switch/latency.py); it holds three flits
+instead of two.
 """
 
 from __future__ import annotations
@@ -106,8 +107,8 @@ class Interconnect(wiring.Component):
                 m.d.comb += usw.codes.eq(codes)
             nodes.append(usw)
 
-        # The stream each node output drives, after its register slices; the room of each
-        # crossbar taker's first slice.
+        # The stream each node output drives, after its register slices; the flags (two
+        # entries free, one free) of each crossbar taker's first slice.
         driven = {}
         room = {}
         for node, usw in zip(topo.nodes, nodes, strict=True):
@@ -118,7 +119,7 @@ class Interconnect(wiring.Component):
                 for k in range(p.regs_per_stage if node.registered else 0):
                     if k == 0 and node.index in takers:
                         skid = RoomBuffer(flit)
-                        room[node.index] = skid.room
+                        room[node.index] = (skid.room, skid.i.ready)  # the buffer's rule
                     else:
                         skid = SkidBuffer(flit, state_enables=crossbar)
                     m.submodules[f"{_ident(node.name)}_o{q}_r{k}"] = skid
@@ -142,7 +143,9 @@ class Interconnect(wiring.Component):
             )
             wiring.connect(m, src, dst)
             if link.src.node in senders:
-                m.d.comb += nodes[link.src.node].room[link.src.port].eq(room[link.dst.node])
+                sender, q = nodes[link.src.node], link.src.port
+                two_free, one_free = room[link.dst.node]
+                m.d.comb += [sender.room[q].eq(two_free), sender.free[q].eq(one_free)]
         m.d.comb += self.busy.eq(Cat(busy).any() if busy else Const(0))
         return m
 

@@ -4,17 +4,26 @@ A skid buffer (hw/skid.py) registers its input's ``ready``, but a sender that mu
 several receivers at once (a multicast fork) still gathers those readies combinationally in
 the cycle it sends: on the crossbar, where the receivers sit across the switch, that gather
 was the slowest path (docs/architecture-cost.md). This buffer holds ``depth`` flits (three by
-default) and offers ``room``, a register: high when at most ``depth - 2`` flits are held. A
-sender that registers ``room`` (or the AND of its receivers' ``room``) and sends in the next
-cycle only if the registered value is high never overflows the buffer: in the cycle it sends,
-at most one other flit (the one sent in the cycle ``room`` was sampled) has arrived since.
-With the output always ready the buffer holds one flit at most, so ``room`` stays high and
-the sender moves a flit every cycle; the third entry is what the cycle of look-ahead costs.
+default) and offers two flags, both flip-flops: ``i.ready``, an entry is free, and ``room``,
+two are.
 
-Ports: ``i`` (``i.ready`` is high while a slot is free, so the stream rules hold for any
-sender; a sender that keeps to ``room`` always finds it high), ``o`` (payload and valid from
-the head register: one cycle from ``i`` to ``o`` when the buffer is empty, as a skid buffer),
-``room`` and ``busy`` (a flit is held).
+The sender's rule: in every cycle it registers whether a flit sent in the next cycle will
+fit, which is ``room`` if it sends one in this cycle and ``i.ready`` if not (or the AND of
+its receivers' flags), and it sends in the next cycle only if that register is high. The
+flit it may send in this cycle is the only one that can arrive in between, so the buffer
+never overflows; and the rule waits for no entry it does not need, so a sender that always
+has a flit keeps the buffer from running dry once its first flit is in: the output is then
+valid in every cycle, as behind a skid buffer, whatever the backpressure. Three entries are
+the fewest for a flit per cycle with the output always ready: the buffer then holds one
+flit, and a sender that sends in every cycle needs ``room``. (A sender that read ``room``
+alone, whether it sent or not, would stop while an entry is still free, and the output
+would run dry now and then under backpressure: ``room.keeps_up`` in sim/formal/blocks.py
+and its negative control, tests/hw/test_room_buffer.py.)
+
+Ports: ``i`` (``i.ready`` is high while an entry is free, so the stream rules hold for any
+sender; one that keeps to the rule above always finds it high), ``o`` (payload and valid
+from the head register: one cycle from ``i`` to ``o`` when the buffer is empty, as a skid
+buffer), ``room`` and ``busy`` (a flit is held).
 
 Entries fill from the head: ``held[k]`` is set only while ``held[k - 1]`` is, so ``room`` and
 ``i.ready`` are single flip-flops. Every entry loads when it is free or the head moves on (its
@@ -28,8 +37,8 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-#: Flits a room buffer holds by default: the fewest that keep one flit per cycle moving while
-#: the sender looks one cycle ahead (module docstring).
+#: Flits a room buffer holds by default, the fewest it can: enough for a flit per cycle with
+#: the output always ready while the sender looks a cycle ahead (module docstring).
 ROOM_DEPTH = 3
 
 
@@ -40,12 +49,16 @@ class RoomBuffer(wiring.Component):
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < ROOM_DEPTH:
             raise ValueError(f"a room buffer holds >= {ROOM_DEPTH} flits, got depth {depth!r}")
         self.depth = depth
+        #: Entry k holds a flit (a thermometer: ``held[k]`` implies ``held[k - 1]``). Internal
+        #: state; the proofs read it (sim/formal/blocks.py): the ports show whether none,
+        #: ``depth - 2`` or more, or ``depth`` flits are held, not every count between.
+        self.held = Signal(depth, name="held")
         super().__init__({"i": In(signature), "o": Out(signature), "room": Out(1), "busy": Out(1)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
         n = self.depth
-        held = Signal(n)  # thermometer: held[k] implies held[k - 1]
+        held = self.held
         entries = [self.o.payload] + [
             Signal.like(self.i.payload, name=f"entry{k}", reset_less=True) for k in range(1, n)
         ]

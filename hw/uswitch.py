@@ -47,11 +47,12 @@ wires cross the whole switch; the Clos leaves them off):
   ``state_enables``).
 
 Look-ahead (``lookahead``, a one-input fan-out whose every output feeds a room buffer:
-hw/room_buffer.py, hw/interconnect.py ``crossbar_nodes``): the node registers whether every
-taker had room in the previous cycle (``room``, one bit per output) and then sends to all
-takers at once, so its input's ready is that register and no ready is gathered from the
-takers in the cycle a flit moves. Its outputs' ``ready`` is not read: a taker that keeps to
-its room always accepts.
+hw/room_buffer.py, hw/interconnect.py ``crossbar_nodes``): the node registers whether a flit
+sent in the next cycle fits every taker (the room buffer's rule: each taker's ``room``, two
+entries free, if the node sends a flit in this cycle, its ``free``, one entry, if not), and
+sends only on that register, to all takers at once. Its input's ready is that register, so
+no ready is gathered from the takers in the cycle a flit moves. Its outputs' ``ready`` is
+not read: a taker kept to the rule always accepts.
 
 An input no output takes is never ready: nothing flows where the configuration says
 nothing flows. The hardware does not police the kind rules of model/switch/config.py (an R node
@@ -89,7 +90,7 @@ class USwitch(wiring.Component):
     """``i[n_in]`` -> ``o[n_out]`` for one graph node, configured by ``codes`` (the node's
     ``fields`` of the configuration table; with ``crossbar``, ``takes``: those codes
     decoded), with ``stages`` adder stages on every input (module docstring); ``busy`` while
-    a pipe holds a flit (only with ``stages`` > 0); ``room`` with ``lookahead``."""
+    a pipe holds a flit (only with ``stages`` > 0); ``room`` and ``free`` with ``lookahead``."""
 
     def __init__(
         self,
@@ -128,6 +129,7 @@ class USwitch(wiring.Component):
             members["busy"] = Out(1)
         if lookahead:
             members["room"] = In(node.n_out)
+            members["free"] = In(node.n_out)
         super().__init__(members)
 
     def elaborate(self, platform) -> Module:
@@ -258,17 +260,22 @@ class USwitch(wiring.Component):
 
     def _lookahead(self, m: Module, uses: list[Value]) -> None:
         """A one-input node whose outputs feed room buffers (hw/room_buffer.py): it sends a
-        flit only in a cycle after every taker had room, and then to all takers at once, so
-        its ready is a register beside it and no ready is gathered from the takers in the
-        cycle a flit moves. The takers never refuse it: ``o[q].ready`` is not read."""
+        flit only in a cycle after it found that the flit would fit every taker, and then to
+        all takers at once, so its ready is a register beside it and no ready is gathered
+        from the takers in the cycle a flit moves. The takers never refuse it:
+        ``o[q].ready`` is not read."""
         node, src = self.node, self.i[0]
-        # Every taker had room in the previous cycle. After reset every buffer is empty;
-        # the configuration changes only while the switch is drained (every buffer empty),
-        # so the takers of the previous cycle's codes had room exactly when the new ones do.
-        room = Signal(init=1, name="takers_room")
-        m.d.sync += room.eq(Cat(~uses[q] | self.room[q] for q in range(node.n_out)).all())
+        # After reset every buffer is empty; the configuration changes only while the switch
+        # is drained (every buffer empty), so the register computed from the previous
+        # cycle's codes is right for the new ones too.
+        fits = Signal(init=1, name="fits")
         send = Signal()
-        m.d.comb += [send.eq(room & Cat(uses).any()), src.ready.eq(send)]
+        # Next cycle's flit fits every taker if each has an entry free after this cycle's
+        # flit, if one is sent now: two free (``room``) if so, one (``free``) if not.
+        after_send = Cat(~uses[q] | self.room[q] for q in range(node.n_out)).all()
+        after_none = Cat(~uses[q] | self.free[q] for q in range(node.n_out)).all()
+        m.d.sync += fits.eq(Mux(src.valid & send, after_send, after_none))
+        m.d.comb += [send.eq(fits & Cat(uses).any()), src.ready.eq(send)]
         for q, o in enumerate(self.o):
             m.d.comb += [o.payload.eq(src.payload), o.valid.eq(src.valid & send & uses[q])]
 

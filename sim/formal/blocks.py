@@ -17,7 +17,7 @@ of a sum move together.
 from __future__ import annotations
 
 from amaranth.asserts import AnyConst, AnySeq
-from amaranth.hdl import Assert, Assume, Cat, Module, Signal, Value
+from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import stream
 
 from fredfab.hw.config_layout import node_codes_layout
@@ -87,7 +87,8 @@ def skid_harness(order: bool = False, mutant: bool = False) -> Module:
 
 
 def room_harness(kind: str, mutant: bool = False) -> Module:
-    """The room buffer (hw/room_buffer.py), three entries. ``kind``:
+    """The room buffer (hw/room_buffer.py) as the interconnect builds it (``ROOM_DEPTH``,
+    three entries). ``kind``:
 
     * ``"rules"`` (k-induction): any sender, any receiver; stream rules at the output; the
       flits held (a shadow count) fix ``i.ready`` (fewer than three), ``o.valid`` and
@@ -95,16 +96,24 @@ def room_harness(kind: str, mutant: bool = False) -> Module:
       while stalled.
     * ``"order"`` (bounded): flits leave in the order they came, unchanged, against a
       three-entry shadow queue. Mutant: the input is always ready.
-    * ``"lookahead"`` (k-induction): a sender that registers ``room`` and offers a flit only
-      in a cycle after it was high, any receiver: the buffer is ready whenever the sender
-      offers (it never overflows); and while the output has been ready in every cycle, the
-      sender may send in every cycle (one flit per cycle). Mutant: ``room`` is the input's
-      ready (room for one more flit now, not a cycle later).
+    * ``"lookahead"`` (k-induction): a sender that keeps to the buffer's rule (it registers
+      ``room`` in a cycle it sends a flit, ``i.ready`` in one it does not, and offers a flit
+      only in a cycle after that register was high), any receiver: the buffer is ready
+      whenever the sender offers (it never overflows); and while the output has been ready
+      in every cycle, the sender may send in every cycle (one flit per cycle). Mutant:
+      ``room`` is the input's ready (room for one more flit now, not a cycle later).
+    * ``"keeps_up"`` (k-induction): that sender always has a flit (it offers one whenever
+      the rule lets it), any receiver: once a flit came out, the output is valid in every
+      cycle, so an output under backpressure misses none of the cycles it is ready. Mutant:
+      the sender reads ``room`` alone, also in a cycle it sent nothing (it stops while an
+      entry is free, and the output runs dry).
     """
     m = harness_module()
     dut = RoomBuffer(stream.Signature(SKID_WIDTH))
     depth = dut.depth
-    if mutant and kind == "order":
+    if kind == "keeps_up":
+        m.submodules.dut = dut
+    elif mutant and kind == "order":
         m.submodules.dut = mutated(dut, ready_regardless(lambda c: c.i))
     elif mutant and kind == "rules":
         m.submodules.dut = mutated(dut, drop_valid_while_stalled(lambda c: c.o))
@@ -113,12 +122,14 @@ def room_harness(kind: str, mutant: bool = False) -> Module:
     else:
         m.submodules.dut = dut
     streams.free_ready(m, dut.o)
-    if kind == "lookahead":
-        may_send = Signal(init=1, name="may_send")  # room, registered by the sender
-        always_ready = Signal(init=1, name="always_ready")  # o.ready in every cycle so far
-        m.d.sync += [may_send.eq(dut.room), always_ready.eq(always_ready & dut.o.ready)]
+    may_send = Signal(init=1, name="may_send")  # the sender's register of the rule
+    if kind in ("lookahead", "keeps_up"):
+        naive = mutant and kind == "keeps_up"
+        sent = dut.i.valid & dut.i.ready
+        m.d.sync += may_send.eq(Mux(sent | naive, dut.room, dut.i.ready))
+        eager = Const(1) if kind == "keeps_up" else AnySeq(1)
         m.d.comb += [
-            dut.i.valid.eq(AnySeq(1) & may_send),
+            dut.i.valid.eq(eager & may_send),
             dut.i.payload.eq(AnySeq(SKID_WIDTH)),
         ]
     else:
@@ -157,11 +168,30 @@ def room_harness(kind: str, mutant: bool = False) -> Module:
     m.d.comb += Assert(
         dut.room == (count <= depth - 2), "room: room exactly while two entries are free"
     )
+    # The ports show one, depth - 2 and depth flits held, not the counts between: tie the
+    # buffer's own count to the shadow's, so that induction starts only from real states.
+    for k in range(depth):
+        m.d.comb += Assert(dut.held[k] == (count > k), f"room: entry {k} held exactly then")
     if kind == "rules":
         return m
-    # A cycle after room was high the buffer has an entry free, so what the sender offers
-    # fits; with the output always ready it never holds more than one flit, so room stays
-    # high.
+    if kind == "keeps_up":
+        # The sender stops only when its next flit would not fit, i.e. with depth - 1 or
+        # more held after its last one went in; they last until the next one is in.
+        started = Signal(name="started")  # a flit has come out
+        m.d.sync += started.eq(started | dut.o.valid)
+        with m.If(~may_send):
+            m.d.comb += Assert(count >= depth - 1, "room: stopped only with enough held")
+        with m.If(started):
+            m.d.comb += [
+                Assert(count >= 1, "room: never empty once a flit came out"),
+                Assert(dut.o.valid, "room: the output valid in every cycle after the first"),
+            ]
+        return m
+    always_ready = Signal(init=1, name="always_ready")  # o.ready in every cycle so far
+    m.d.sync += always_ready.eq(always_ready & dut.o.ready)
+    # A cycle after the rule's register was high the buffer has an entry free, so what the
+    # sender offers fits; with the output always ready it never holds more than one flit, so
+    # room stays high.
     with m.If(may_send):
         m.d.comb += Assert(count <= depth - 1, "room: an entry free when the sender may send")
     with m.If(dut.i.valid):
@@ -218,6 +248,7 @@ def crossbar_fork_harness(width: int, mutant: bool = False) -> Module:
             buf.i.valid.eq(o.valid),
             o.ready.eq(buf.i.ready),
             fork.room[q].eq(buf.room),
+            fork.free[q].eq(buf.i.ready),
         ]
         streams.free_ready(m, buf.o)
         streams.assert_rules(m, buf.o, f"o{q}")

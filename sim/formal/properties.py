@@ -99,10 +99,19 @@ def _block_proofs() -> list[Proof]:
             "room.lookahead",
             "prove",
             4,
-            "room buffer: a sender a cycle behind its room never overflows it, and sends every "
-            "cycle while the output is always ready",
+            "room buffer: a sender a cycle behind that keeps to its rule never overflows it, "
+            "and sends every cycle while the output is always ready",
             "room says there is room now, not next cycle",
             partial(blocks.room_harness, "lookahead"),
+        ),
+        Proof(
+            "room.keeps_up",
+            "prove",
+            8,
+            "room buffer: a sender that keeps to its rule and always has a flit keeps the "
+            "output valid in every cycle after the first flit, whatever the receiver",
+            "the sender reads room alone, also in a cycle it sent nothing (the output runs dry)",
+            partial(blocks.room_harness, "keeps_up"),
         ),
     ]
     proofs += [

@@ -2,8 +2,9 @@
 # (the depth test builds buffers only to see their constructor refuse them)
 """The room buffer (hw/room_buffer.py) in the Amaranth simulator: flits in order, none lost or
 made up, under random senders and backpressure; ``ready``, ``valid`` and ``room`` exactly as
-the flits held say; a sender that keeps to ``room`` a cycle late never finds the buffer full
-and, with the output always ready, moves a flit every cycle one cycle from input to output."""
+the flits held say; a sender a cycle behind that keeps to the buffer's rule never finds it
+full, keeps an output under backpressure fed, and with the output always ready moves a flit
+every cycle, one cycle from input to output."""
 
 import numpy as np
 import pytest
@@ -63,42 +64,68 @@ def test_any_sender_any_receiver(depth, offer, stall):
     assert checked["cycles"] >= len(flits)
 
 
-@pytest.mark.parametrize("stall", [0.0, 0.3, 0.7])
-def test_a_sender_a_cycle_behind_never_overflows(stall):
-    """The contract: a sender that registers ``room`` and sends in the next cycle only if it
-    was high (and otherwise always has a flit) never offers a flit the buffer cannot take;
-    with the output always ready it sends every cycle and each flit leaves one cycle after
-    it went in."""
-    dut = RoomBuffer(stream.Signature(WIDTH))
-    rng = np.random.default_rng(int(stall * 10))
-    n = 300
-    got: list[tuple[int, int]] = []  # (flit, cycle it left)
-    sent: list[int] = []  # cycle each flit went in
+def _sender_a_cycle_behind(dut, n: int, stall: float, seed: int, exact: bool = True):
+    """A testbench: a sender with ``n`` flits that sends only on the register of the rule
+    (hw/room_buffer.py: ``room`` if it sent in the cycle before, ``i.ready`` if not; with
+    ``exact`` False, ``room`` alone) and otherwise always has a flit; the output ready with
+    probability 1 - ``stall``. Records the cycles each flit went in and came out, and the
+    cycles the output was not valid after the first flit came out."""
+    rng = np.random.default_rng(seed)
+    log = {"in": [], "out": [], "flits": [], "dry": 0}
 
     async def tb(ctx):
-        may_send = True  # the sender's register: room in the previous cycle (reset: empty)
-        cycle = 0
-        while len(got) < n:
-            sending = may_send and len(sent) < n
+        may_send, started, cycle = True, False, 0
+        while len(log["out"]) < n:
+            sending = may_send and len(log["in"]) < n
             ctx.set(dut.i.valid, sending)
-            ctx.set(dut.i.payload, len(sent) % (1 << WIDTH))
+            ctx.set(dut.i.payload, len(log["in"]) % (1 << WIDTH))
             ctx.set(dut.o.ready, rng.random() >= stall)
             *_, i_ready, o_valid, o_ready, o_payload, room = await ctx.tick().sample(
                 dut.i.ready, dut.o.valid, dut.o.ready, dut.o.payload, dut.room
             )
             if sending:
-                assert i_ready, f"cycle {cycle}: a flit sent on room the buffer cannot take"
-                sent.append(cycle)
+                assert i_ready, f"cycle {cycle}: a flit sent on the rule the buffer cannot take"
+                log["in"].append(cycle)
             if o_valid and o_ready:
-                got.append((o_payload, cycle))
-            may_send = bool(room)
+                log["out"].append(cycle)
+                log["flits"].append(o_payload)
+            started = started or bool(o_valid)
+            log["dry"] += int(started and not o_valid and len(log["in"]) < n)
+            may_send = bool(room) if (sending or not exact) else bool(i_ready)
             cycle += 1
 
+    return tb, log
+
+
+@pytest.mark.parametrize("depth", [ROOM_DEPTH, 4])
+@pytest.mark.parametrize("stall", [0.0, 0.3, 0.7])
+def test_a_sender_a_cycle_behind_never_overflows(depth, stall):
+    """The contract: a sender that keeps to the rule never offers a flit the buffer cannot
+    take, and every flit comes out once, in order; with the output always ready it sends
+    every cycle and each flit leaves one cycle after it went in."""
+    dut = RoomBuffer(stream.Signature(WIDTH), depth)
+    n = 300
+    tb, log = _sender_a_cycle_behind(dut, n, stall, seed=int(stall * 10) + depth)
     _run(dut, tb, cycles=5000)
-    assert [flit for flit, _ in got] == [k % (1 << WIDTH) for k in range(n)]
+    assert log["flits"] == [k % (1 << WIDTH) for k in range(n)]
     if stall == 0.0:
-        assert sent == list(range(sent[0], sent[0] + n)), "a flit every cycle"
-        assert [c for _, c in got] == [c + 1 for c in sent], "one cycle through"
+        first = log["in"][0]
+        assert log["in"] == list(range(first, first + n)), "a flit every cycle"
+        assert log["out"] == [c + 1 for c in log["in"]], "one cycle through"
+
+
+@pytest.mark.parametrize("stall", [0.2, 0.5, 0.8])
+def test_a_sender_that_keeps_to_the_rule_keeps_the_output_fed(stall):
+    """A sender that always has a flit and keeps to the rule keeps the buffer from running
+    dry: after the first flit the output is valid in every cycle, whatever the backpressure,
+    so an output misses none of the cycles it is ready. A sender that reads ``room`` alone
+    stops while an entry is still free, and the output runs dry now and then: that is why
+    the rule reads ``i.ready`` in a cycle the sender sent nothing."""
+    for exact, dry in ((True, False), (False, True)):
+        dut = RoomBuffer(stream.Signature(WIDTH))
+        tb, log = _sender_a_cycle_behind(dut, 1000, stall, seed=int(stall * 10), exact=exact)
+        _run(dut, tb, cycles=20000)
+        assert (log["dry"] > 0) == dry, (exact, log["dry"])
 
 
 @pytest.mark.parametrize("depth", [0, 2, True, 3.0])
