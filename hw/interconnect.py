@@ -16,6 +16,19 @@ delays nothing a flit sees; what it removes is the path from the control unit's 
 register, across the whole switch, into every node's select logic, which was the slowest
 path of the faster variants. The registers start as the all-unicast default, as the active
 configuration does.
+
+Crossbars. A switch whose graph has crossbars (``crossbar_nodes``: the crossbar switch's
+result fan-outs and output selects; the Clos has none) has wires that cross the whole switch,
+and its clock was set by them, not by logic depth (docs/architecture-cost.md). Its nodes take
+the crossbar options of hw/uswitch.py (codes registered decoded, no ``sent`` bits where a kind
+never multicasts, pipe ends whose load enables ignore ``i.valid``), its register slices are
+skid buffers with the same enables (hw/skid.py ``state_enables``), and with register slices
+each crossbar's taker starts with a room buffer (hw/room_buffer.py) whose flags (``room``,
+``i.ready``) its senders register by the buffer's rule: a multicast sends to all its takers
+at once, in a cycle after it found the flit would fit each, so no ready is gathered across
+the switch in the cycle a flit moves. A room buffer is one cycle from input to output, as a
+skid buffer, so latencies do not change (model/switch/latency.py); it holds three flits
+instead of two.
 """
 
 from __future__ import annotations
@@ -25,12 +38,14 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.config_layout import config_data_layout, node_codes_layout
+from fredfab.hw.contract import NO_MULTICAST
 from fredfab.hw.control import default_config
 from fredfab.hw.flit import flit_stream
 from fredfab.hw.params import SwitchParams
+from fredfab.hw.room_buffer import ROOM_DEPTH, RoomBuffer
 from fredfab.hw.skid import SkidBuffer
-from fredfab.hw.uswitch import USwitch
-from fredfab.model.switch.graph import BOUNDARY, Endpoint
+from fredfab.hw.uswitch import USwitch, decode_codes, decoded_width
+from fredfab.model.switch.graph import BOUNDARY, Endpoint, SwitchGraph
 from fredfab.model.switch.latency import carries_adder_pipeline
 
 
@@ -61,27 +76,52 @@ class Interconnect(wiring.Component):
         nodes = []
         busy = []
         reset_bits = default_config(p).to_bits()
+        senders, takers = crossbar_nodes(topo)
+        # A switch with crossbars has wires across the whole switch: its nodes take the
+        # crossbar options (module docstring). With register slices its crossbars send on
+        # look-ahead room.
+        crossbar = bool(senders)
+        if not p.regs_per_stage:
+            senders, takers = set(), set()
         for node in topo.nodes:
             fields = topo.config_layout.node_fields(node.index)
             stages = p.adder_stages if carries_adder_pipeline(topo, node.index) else 0
-            usw = USwitch(node, fields, flit, p.dtype, p.lanes, stages)
+            lookahead = node.index in senders
+            usw = USwitch(node, fields, flit, p.dtype, p.lanes, stages, crossbar, lookahead)
             m.submodules[_ident(node.name)] = usw
             layout = node_codes_layout(fields)
             init = (reset_bits >> fields[0].lsb) & ((1 << layout.size) - 1)
-            codes = Signal(layout, init=layout.from_bits(init), name=f"{_ident(node.name)}_codes")
-            m.d.sync += codes.eq(self.config[node.name])
-            m.d.comb += usw.codes.eq(codes)
+            name = f"{_ident(node.name)}_codes"
+            if crossbar:
+                # The codes registered decoded, one bit per output and source.
+                field = self.config[node.name]
+                reset_codes = [
+                    (init >> (f.lsb - fields[0].lsb)) & ((1 << f.width) - 1) for f in fields
+                ]
+                takes = Signal(decoded_width(node), init=decode_codes(node, reset_codes), name=name)
+                m.d.sync += takes.eq(decode_codes(node, [field[q] for q in range(node.n_out)]))
+                m.d.comb += usw.takes.eq(takes)
+            else:
+                codes = Signal(layout, init=layout.from_bits(init), name=name)
+                m.d.sync += codes.eq(self.config[node.name])
+                m.d.comb += usw.codes.eq(codes)
             nodes.append(usw)
 
-        # The stream each node output drives, after its register slices.
+        # The stream each node output drives, after its register slices; the flags (two
+        # entries free, one free) of each crossbar taker's first slice.
         driven = {}
+        room = {}
         for node, usw in zip(topo.nodes, nodes, strict=True):
             held = [usw.busy] if usw.stages else []  # what the node's registers hold
             for q in range(node.n_out):
                 stream_out = usw.o[q]
                 # Pure fan-out nodes (crossbar distribution) are wiring, not a stage.
                 for k in range(p.regs_per_stage if node.registered else 0):
-                    skid = SkidBuffer(flit)
+                    if k == 0 and node.index in takers:
+                        skid = RoomBuffer(flit)
+                        room[node.index] = (skid.room, skid.i.ready)  # the buffer's rule
+                    else:
+                        skid = SkidBuffer(flit, state_enables=crossbar)
                     m.submodules[f"{_ident(node.name)}_o{q}_r{k}"] = skid
                     wiring.connect(m, stream_out, skid.i)
                     held.append(skid.busy)
@@ -102,8 +142,68 @@ class Interconnect(wiring.Component):
                 else nodes[link.dst.node].i[link.dst.port]
             )
             wiring.connect(m, src, dst)
+            if link.src.node in senders:
+                sender, q = nodes[link.src.node], link.src.port
+                two_free, one_free = room[link.dst.node]
+                m.d.comb += [sender.room[q].eq(two_free), sender.free[q].eq(one_free)]
         m.d.comb += self.busy.eq(Cat(busy).any() if busy else Const(0))
         return m
+
+
+def path_capacity(params: SwitchParams) -> int:
+    """The most flits of one input that its path to an output can hold at once: per node on
+    the path, two per register slice (a skid buffer), ``ROOM_DEPTH`` instead of two in a
+    crossbar taker's room buffer, and ``adder_stages + 1`` in an adder pipe (its last register
+    is a skid buffer); the longest such path. What the flit-count proofs bound an input's
+    lead over an output by (sim/formal/network.py)."""
+    topo, regs = params.topology, params.regs_per_stage
+    _, takers = crossbar_nodes(topo) if regs else (set(), set())
+    held = [0] * len(topo.nodes)
+    for n in topo.nodes:
+        own = 2 * regs if n.registered else 0
+        if n.index in takers:
+            own += ROOM_DEPTH - 2
+        if params.adder_stages and carries_adder_pipeline(topo, n.index):
+            own += params.adder_stages + 1
+        before = [held[e.node] for e in topo.node_inputs[n.index] if e.node != BOUNDARY]
+        held[n.index] = own + max(before, default=0)
+    return max(held[e.node] for e in topo.outputs)
+
+
+def crossbar_nodes(topo: SwitchGraph) -> tuple[set[int], set[int]]:
+    """The crossbars of ``topo``: (senders, takers), node indices. A sender is a one-input
+    multicast fan-out without registers (a FORK: wiring, not a stage) every output of which
+    feeds a taker; a taker is a registered one-output node without an adder (a MUX) every
+    input of which comes from a sender. On the crossbar switch these are the tree results'
+    fan-outs and the output selects; the Clos has none. With register slices, a taker's first
+    slice is a room buffer and its senders send on look-ahead room (hw/room_buffer.py,
+    hw/uswitch.py).
+
+    A fan-out that never multicasts (the input ports' DEMUXes) is no sender: its one taker's
+    ready needs no gathering, and a taker that holds back a join's early operand (a leaf
+    of a tree whose leaves sit at different heights, P not a power of two) must not answer a
+    cycle late: the sender would stop a cycle too long, and the join's two sides would not
+    settle to one flit per cycle."""
+    nodes = topo.nodes
+    senders = {
+        n.index
+        for n in nodes
+        if not n.registered and n.n_in == 1 and not n.reducing and n.kind not in NO_MULTICAST
+    }
+    takers = {n.index for n in nodes if n.registered and n.n_out == 1 and not n.reducing}
+    while True:
+        takers_now = {t for t in takers if all(e.node in senders for e in topo.node_inputs[t])}
+        senders_now = {
+            s
+            for s in senders
+            if all(
+                topo.sink.get(Endpoint(s, q), Endpoint(BOUNDARY, 0)).node in takers_now
+                for q in range(nodes[s].n_out)
+            )
+        }
+        if (senders_now, takers_now) == (senders, takers):
+            return senders, takers
+        senders, takers = senders_now, takers_now
 
 
 def _node_busy(m: Module, node, usw: USwitch, held: list) -> Signal:

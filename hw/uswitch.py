@@ -1,4 +1,5 @@
-"""One uSwitch (R, D, RD, DEMUX or MUX) of the FRED interconnect, with stream handshakes.
+"""One uSwitch (R, D, RD, ART, DEMUX, FORK or MUX) of the FRED interconnect, with stream
+handshakes.
 
 Configuration: one source code per output (model/switch/node.py): ``NONE``, ``node.source_input(i)``
 or ``node.source_sum()``, the lane-wise sum of inputs 0 and 1 (reducing kinds only: the node
@@ -32,6 +33,27 @@ be the switch's slowest path. Pipe 1 carries nothing while the node adds: a conf
 that also passes input 1 on its own (which the kind rules forbid, model/switch/config.py)
 gets nothing on that output.
 
+Crossbar options (``crossbar``, set by hw/interconnect.py on a switch with crossbars, whose
+wires cross the whole switch; the Clos leaves them off):
+
+* Decoded codes: the node takes ``takes`` instead of ``codes``, its codes decoded one bit per
+  output and source (``decode_codes``) and registered that way, so no code compare sits
+  between the configuration register and the selects; an output's payload is an AND-OR of
+  its sources.
+* A kind that never multicasts (ART, DEMUX: the kind rules of model/switch/config.py) keeps
+  no ``sent`` bits: each source has one taker, so it is ready when that taker is (for a sum,
+  and the other operand is valid). No source's ready then depends on its own valid.
+* The skid buffers at the ends of the pipes load from their own state only (hw/skid.py
+  ``state_enables``).
+
+Look-ahead (``lookahead``, a one-input fan-out whose every output feeds a room buffer:
+hw/room_buffer.py, hw/interconnect.py ``crossbar_nodes``): the node registers whether a flit
+sent in the next cycle fits every taker (the room buffer's rule: each taker's ``room``, two
+entries free, if the node sends a flit in this cycle, its ``free``, one entry, if not), and
+sends only on that register, to all takers at once. Its input's ready is that register, so
+no ready is gathered from the takers in the cycle a flit moves. Its outputs' ``ready`` is
+not read: a taker kept to the rule always accepts.
+
 An input no output takes is never ready: nothing flows where the configuration says
 nothing flows. The hardware does not police the kind rules of model/switch/config.py (an R node
 could multicast): configurations come from the router, which keeps to them, and they are
@@ -43,12 +65,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Const, Module, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from fredfab.hw.adder import AdderSlices, LaneAdder
 from fredfab.hw.config_layout import node_codes_layout
+from fredfab.hw.contract import NO_MULTICAST
 from fredfab.hw.skid import SkidBuffer
 from fredfab.model.switch.config_layout import CodeField
 from fredfab.model.switch.graph import SUM_OPERANDS, Node
@@ -65,8 +88,9 @@ class _Source:
 
 class USwitch(wiring.Component):
     """``i[n_in]`` -> ``o[n_out]`` for one graph node, configured by ``codes`` (the node's
-    ``fields`` of the configuration table), with ``stages`` adder stages on every input
-    (module docstring); ``busy`` while a pipe holds a flit (only with ``stages`` > 0)."""
+    ``fields`` of the configuration table; with ``crossbar``, ``takes``: those codes
+    decoded), with ``stages`` adder stages on every input (module docstring); ``busy`` while
+    a pipe holds a flit (only with ``stages`` > 0); ``room`` and ``free`` with ``lookahead``."""
 
     def __init__(
         self,
@@ -76,30 +100,56 @@ class USwitch(wiring.Component):
         dtype: str,
         lanes: int,
         stages: int = 0,
+        crossbar: bool = False,
+        lookahead: bool = False,
     ) -> None:
         if [(f.node, f.output) for f in fields] != [(node.index, q) for q in range(node.n_out)]:
             raise ValueError(f"{node.name}: the fields given are not this node's outputs")
         if isinstance(stages, bool) or not isinstance(stages, int) or stages < 0:
             raise ValueError(f"{node.name}: stages must be an integer >= 0, got {stages!r}")
+        if lookahead and (node.n_in != 1 or node.reducing or stages):
+            raise ValueError(
+                f"{node.name}: only a one-input node without an adder or pipes (DEMUX, FORK) "
+                "sends on look-ahead room"
+            )
         self.node = node
         self.stages = stages
+        self.crossbar = crossbar
+        self.lookahead = lookahead
         self._dtype, self._lanes = dtype, lanes
         members = {
             "i": In(flit).array(node.n_in),
             "o": Out(flit).array(node.n_out),
-            "codes": In(node_codes_layout(fields)),
         }
+        if crossbar:
+            members["takes"] = In(decoded_width(node))
+        else:
+            members["codes"] = In(node_codes_layout(fields))
         if stages:
             members["busy"] = Out(1)
+        if lookahead:
+            members["room"] = In(node.n_out)
+            members["free"] = In(node.n_out)
         super().__init__(members)
 
     def elaborate(self, platform) -> Module:
         m = Module()
         node, n_in, n_out = self.node, self.node.n_in, self.node.n_out
         reducing = node.reducing
-        code = [self.codes[q] for q in range(n_out)]
-        takes_sum = [(code[q] == node.source_sum()) if reducing else Const(0) for q in range(n_out)]
-        takes = [[(code[q] == node.source_input(i)) for i in range(n_in)] for q in range(n_out)]
+        if self.crossbar:
+            width = n_in + int(reducing)
+            bits = [self.takes[q * width : (q + 1) * width] for q in range(n_out)]
+            takes = [[bits[q][i] for i in range(n_in)] for q in range(n_out)]
+            takes_sum = [bits[q][n_in] if reducing else Const(0) for q in range(n_out)]
+        else:
+            code = [self.codes[q] for q in range(n_out)]
+            takes = [[(code[q] == node.source_input(i)) for i in range(n_in)] for q in range(n_out)]
+            takes_sum = [
+                (code[q] == node.source_sum()) if reducing else Const(0) for q in range(n_out)
+            ]
+        if self.lookahead:
+            self._lookahead(m, [takes[q][0] for q in range(n_out)])
+            return m
         first, second = (self.i[k] for k in SUM_OPERANDS) if reducing else (None, None)
 
         if self.stages == 0:
@@ -132,23 +182,37 @@ class USwitch(wiring.Component):
         # path runs from the selected source's valid into the ready of the others (on the
         # crossbar that path crossed the output selects and the forks feeding them).
         single = n_out == 1 and not reducing
+        # On the crossbar, a kind that never multicasts (ART, DEMUX: model/switch/config.py)
+        # has at most one taker per source: nothing to remember, and a source's ready depends
+        # on no valid but a sum's other operand.
+        unique = self.crossbar and node.kind in NO_MULTICAST
         sent = Signal(n_out)
         done = Signal(n_out)
         for q in range(n_out):
             o = self.o[q]
             avail = Const(0)
-            with m.Switch(code[q]):
-                for i in range(n_in):
-                    with m.Case(node.source_input(i)):
-                        m.d.comb += o.payload.eq(sources[i].payload)
+            if self.crossbar:
+                # At most one select is high: an AND-OR of the sources.
+                chosen = [(takes[q][i], sources[i].payload) for i in range(n_in)]
                 if reducing:
-                    with m.Case(node.source_sum()):
-                        m.d.comb += o.payload.eq(sum_payload)
+                    chosen.append((takes_sum[q], sum_payload))
+                payload: Value = Const(0, len(Value.cast(o.payload)))
+                for sel, source_payload in chosen:
+                    payload = payload | Mux(sel, Value.cast(source_payload), 0)
+                m.d.comb += Value.cast(o.payload).eq(payload)
+            else:
+                with m.Switch(code[q]):
+                    for i in range(n_in):
+                        with m.Case(node.source_input(i)):
+                            m.d.comb += o.payload.eq(sources[i].payload)
+                    if reducing:
+                        with m.Case(node.source_sum()):
+                            m.d.comb += o.payload.eq(sum_payload)
             for i in range(n_in):
                 avail = avail | (takes[q][i] & sources[i].valid)
             if reducing:
                 avail = avail | (takes_sum[q] & sum_valid)
-            if single:
+            if single or unique:
                 m.d.comb += o.valid.eq(avail)
                 continue
             m.d.comb += [
@@ -158,6 +222,21 @@ class USwitch(wiring.Component):
         if single:
             for i in range(n_in):
                 m.d.comb += sources[i].ready.eq(takes[0][i] & self.o[0].ready)
+            return m
+        if unique:
+            for i in range(n_in):
+                taken = Const(0)
+                for q in range(n_out):
+                    taken = taken | (takes[q][i] & self.o[q].ready)
+                    if reducing and i in sum_operands:
+                        # The sum's operands move together: each is ready when the other
+                        # is valid.
+                        joined = takes_sum[q] & self.o[q].ready
+                        for k in sum_operands:
+                            if k != i:
+                                joined = joined & sources[k].valid
+                        taken = taken | joined
+                m.d.comb += sources[i].ready.eq(taken)
             return m
 
         consumed = Signal(n_in)
@@ -178,6 +257,27 @@ class USwitch(wiring.Component):
             with m.Else():
                 m.d.sync += sent[q].eq(done[q])
         return m
+
+    def _lookahead(self, m: Module, uses: list[Value]) -> None:
+        """A one-input node whose outputs feed room buffers (hw/room_buffer.py): it sends a
+        flit only in a cycle after it found that the flit would fit every taker, and then to
+        all takers at once, so its ready is a register beside it and no ready is gathered
+        from the takers in the cycle a flit moves. The takers never refuse it:
+        ``o[q].ready`` is not read."""
+        node, src = self.node, self.i[0]
+        # After reset every buffer is empty; the configuration changes only while the switch
+        # is drained (every buffer empty), so the register computed from the previous
+        # cycle's codes is right for the new ones too.
+        fits = Signal(init=1, name="fits")
+        send = Signal()
+        # Next cycle's flit fits every taker if each has an entry free after this cycle's
+        # flit, if one is sent now: two free (``room``) if so, one (``free``) if not.
+        after_send = Cat(~uses[q] | self.room[q] for q in range(node.n_out)).all()
+        after_none = Cat(~uses[q] | self.free[q] for q in range(node.n_out)).all()
+        m.d.sync += fits.eq(Mux(src.valid & send, after_send, after_none))
+        m.d.comb += [send.eq(fits & Cat(uses).any()), src.ready.eq(send)]
+        for q, o in enumerate(self.o):
+            m.d.comb += [o.payload.eq(src.payload), o.valid.eq(src.valid & send & uses[q])]
 
     def _pipes(self, m: Module, sum_mode: Value) -> tuple[list[_Source], Value | None]:
         """A pipe of ``stages`` registers behind every input (module docstring); returns the
@@ -226,7 +326,9 @@ class USwitch(wiring.Component):
                 valid, payload = valids[j], payloads[j]
             if state is not None:
                 fields["sum"] = len(state)
-            skid = SkidBuffer(stream.Signature(data.StructLayout(fields)))
+            skid = SkidBuffer(
+                stream.Signature(data.StructLayout(fields)), state_enables=self.crossbar
+            )
             m.submodules[f"pipe{k}_end"] = skid
             m.d.comb += [skid.i.valid.eq(valid), skid.i.payload.flit.eq(payload)]
             if state is not None:
@@ -252,6 +354,25 @@ class USwitch(wiring.Component):
             m.d.comb += inp.ready.eq(ready)
         m.d.comb += self.busy.eq(Cat(busy).any())
         return ends, sum_data
+
+
+def decoded_width(node: Node) -> int:
+    """Bits of a node's codes decoded (``decode_codes``)."""
+    return node.n_out * (node.n_in + int(node.reducing))
+
+
+def decode_codes(node: Node, codes: Sequence[Value] | Sequence[int]) -> Value | int:
+    """A node's codes (output 0 first) decoded, the ``takes`` input of a uSwitch with the
+    crossbar options: for output q, ``n_in`` bits (bit i: it takes input i), then on a reducing node
+    one more (it takes the sum); at most one bit per output is high, none for NONE or a code
+    that names no source. An int for int codes."""
+    sources = [node.source_input(i) for i in range(node.n_in)]
+    if node.reducing:
+        sources.append(node.source_sum())
+    if all(isinstance(c, int) for c in codes):
+        bits = [int(c == s) for c in codes for s in sources]
+        return sum(b << k for k, b in enumerate(bits))
+    return Cat(c == s for c in codes for s in sources)
 
 
 def _with_sum(

@@ -79,6 +79,7 @@ FORMAL_SECONDS = {
     "interconnect.rules.xbar_p4": 40.0,
     "interconnect.flits.p4m2": 35.0,
     "interconnect.flits.p4m2_a2": 40.0,
+    "interconnect.flits.xbar_p4": 150.0,
     "uswitch.ART_4x4.flits": 40.0,
     "uswitch.R_2x3.flits": 30.0,
 }

@@ -34,7 +34,7 @@ from amaranth.asserts import AnyConst, AnySeq
 from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal
 
 from fredfab.hw.config_layout import config_data_layout
-from fredfab.hw.interconnect import Interconnect
+from fredfab.hw.interconnect import Interconnect, path_capacity
 from fredfab.hw.params import SwitchParams
 from fredfab.sim.formal import streams
 from fredfab.sim.formal.decoder import word_accepted
@@ -159,9 +159,9 @@ def flits_harness(
     # Which inputs each output depends on: the spec run on one-hot markers.
     marks = [(Const(1), Const(1 << p, ports)) for p in range(ports)]
     uses = expected_outputs(m, ic.topology, config, marks, ports)
-    # A skid buffer per register slice holds two; a pipe of n adder stages holds n + 1 (its
-    # last register is a skid buffer): two per cycle of latency bounds both.
-    capacity = 2 * params.latency_cycles
+    # What the longest path holds: two per skid buffer, three in a crossbar's room buffer,
+    # n + 1 in a pipe of n adder stages (hw/interconnect.py).
+    capacity = path_capacity(params)
     for q in range(ports):
         o, u = ic.o[q], uses[q]
         emitted = streams.counter(m, streams.transfer(o), count_bits, f"emitted{q}")

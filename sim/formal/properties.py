@@ -77,6 +77,57 @@ def _block_proofs() -> list[Proof]:
             partial(blocks.skid_harness, True),
         ),
     ]
+    proofs += [
+        Proof(
+            "room.rules",
+            "prove",
+            4,
+            "room buffer: stream rules at its output; i.ready exactly while fewer than three "
+            "flits are held, o.valid and busy while one or more are, room while one or fewer",
+            "the output drops valid while stalled",
+            partial(blocks.room_harness, "rules"),
+        ),
+        Proof(
+            "room.order",
+            "bmc",
+            12,
+            "room buffer: flits leave in the order they came, unchanged, none lost or made up",
+            "the input is always ready (a flit is overwritten when every entry is full)",
+            partial(blocks.room_harness, "order"),
+        ),
+        Proof(
+            "room.lookahead",
+            "prove",
+            4,
+            "room buffer: a sender a cycle behind that keeps to its rule never overflows it, "
+            "and sends every cycle while the output is always ready",
+            "room says there is room now, not next cycle",
+            partial(blocks.room_harness, "lookahead"),
+        ),
+        Proof(
+            "room.keeps_up",
+            "prove",
+            8,
+            "room buffer: a sender that keeps to its rule and always has a flit keeps the "
+            "output valid in every cycle after the first flit, whatever the receiver",
+            "the sender reads room alone, also in a cycle it sent nothing (the output runs dry)",
+            partial(blocks.room_harness, "keeps_up"),
+        ),
+    ]
+    proofs += [
+        Proof(
+            f"crossbar.fork_1x{width}",
+            "bmc",
+            12,
+            f"a result fan-out of the crossbar, 1 x {width}, sending on look-ahead room into "
+            "room buffers, any accepted codes: no buffer offered a flit it cannot take; each "
+            "taker gets every flit once, in order; stream rules behind the buffers",
+            "the buffers' room is their ready (no look-ahead)",
+            partial(blocks.crossbar_fork_harness, width),
+            width == blocks.FORK_WIDTHS[0],
+        )
+        for width in blocks.FORK_WIDTHS
+    ]
     for name in blocks.block_nodes():
         fast = name in FAST_NODES
         proofs += [
@@ -101,7 +152,36 @@ def _block_proofs() -> list[Proof]:
                 name == FAST_NODES[0],
             ),
         ]
+    for name in blocks.crossbar_block_nodes():
+        proofs += [
+            Proof(
+                f"uswitch.xbar.{name}.rules",
+                "prove",
+                3,
+                f"uSwitch {name} with the crossbar options (codes decoded; no sent bits where "
+                "the kind never multicasts), any code tuple the model accepts: stream rules "
+                "at every output; each output carries what its code names",
+                "output 0 drops valid while stalled",
+                partial(blocks.uswitch_harness, name, False, crossbar=True),
+                name == XBAR_FAST_NODE,
+            ),
+            Proof(
+                f"uswitch.xbar.{name}.flits",
+                "bmc",
+                10,
+                f"uSwitch {name} with the crossbar options: one flit out of each output per "
+                "flit into its inputs; a sum's operands move together",
+                "input 0 is always ready (taken before its outputs have it)",
+                partial(blocks.uswitch_harness, name, True, crossbar=True),
+                name == XBAR_FAST_NODE,
+            ),
+        ]
     return proofs
+
+
+#: The crossbar-option uSwitch whose proofs the default suite runs: the tree node (its join
+#: and its single-taker readies).
+XBAR_FAST_NODE = "ART_4x4"
 
 
 #: (ports, m) of the function proofs: the issue's P = 4 and 5 with m = 2 and 3.
@@ -196,6 +276,16 @@ def _network_proofs() -> list[Proof]:
             "Fred_3(4), registered, any accepted word: the tagged-flit check, deeper",
             "two configuration bits swapped",
             partial(network.flits_harness, 4, 3, "clos"),
+            False,
+        ),
+        Proof(
+            "interconnect.flits.xbar_p4",
+            "bmc",
+            8,
+            "crossbar P = 4, registered (result fan-outs on look-ahead room into room "
+            "buffers), any accepted word: the tagged-flit check",
+            "two configuration bits swapped",
+            partial(network.flits_harness, 4, 2, "xbar"),
             False,
         ),
         Proof(
