@@ -55,6 +55,7 @@ class SwitchEnv:
         self.latency = LatencyCheck(harness.manifest, scenario)
         self.valid_since: list[int | None] = [None] * ports  # when each port's flit showed
         self.last_stall: int | None = None  # the last cycle any output was not ready
+        self.offered: list[tuple | None] = [None] * ports  # each input's last flit offered
         self.sequencer = PhaseSequencer(
             harness,
             scenario,
@@ -170,11 +171,18 @@ class SwitchEnv:
             self.valid_since = [None] * len(self.sinks)  # the reset empties the outputs
             return
         cycle = self.h.cycle
-        for p, (src, sink) in enumerate(zip(self.sources, self.sinks, strict=True)):
+        # Every input first: without register slices a flit leaves in the cycle its operands
+        # go in, from any input port, so an output is checked only after all of this cycle's
+        # inputs are known.
+        for p, src in enumerate(self.sources):
+            if src.current is not None and src.current is not self.offered[p]:
+                self.offered[p] = src.current  # offered for the first time in this cycle
+                self.latency.input_offered(src.current[1], p, cycle)
             accepted = src.sample()  # the accepted flit's phase
             if accepted is not None:
                 self.monitor.input_accepted(accepted, cycle)
                 self.latency.input_accepted(accepted, p, cycle)
+        for p, sink in enumerate(self.sinks):
             if not sink.ready:
                 self.last_stall = cycle
             valid, flit = sink.sample()

@@ -6,7 +6,11 @@ every output port's path latency from each input port that reaches it (``path_cy
 An output flit is the k-th of its phase at its port; its operands are the k-th flits of the
 phase at the input ports that reach it. If they were accepted in cycles ``t[p]``, the flit
 is due, valid at its port, in cycle ``max(t[p] + path[p])``, and it is measured at the first
-cycle its port's ``valid`` shows it (after the port's previous flit went).
+cycle its port's ``valid`` shows it (after the port's previous flit went). On a path of no
+cycles (no register slice, no adder stage: ``regs_per_stage`` 0) ``t[p]`` is the cycle the
+operand was first offered instead: the flit is valid at the output while its input still
+waits, and a multicast output takes its copy before the input's handshake, which completes
+only when every taker has.
 
 * While no output of the switch has stalled since the phase's first flit went in (the
   phase's outputs are always ready), nothing inside ever waits except a sum for its later
@@ -35,8 +39,12 @@ class LatencyCheck:
         phases = scenario.phases
         #: accepted[n][p]: the cycles input port p accepted phase n's flits in, in order.
         self.accepted: list[dict[int, list[int]]] = [{} for _ in phases]
+        #: offered[n][p]: the cycles phase n's flits were first offered at input port p.
+        self.offered: list[dict[int, list[int]]] = [{} for _ in phases]
         #: The cycle phase n's first flit was accepted (None: not yet).
         self.first_accept: list[int | None] = [None] * len(phases)
+        #: The cycle phase n's first flit was offered (None: not yet).
+        self.first_offer: list[int | None] = [None] * len(phases)
         self.paths: list[list[dict[int, int]]] = []
         if not self.enabled:
             return
@@ -53,25 +61,39 @@ class LatencyCheck:
             if ph.reset_after is not None:
                 active = reset  # later phases start from the reset state
 
+    def input_offered(self, phase: int, port: int, cycle: int) -> None:
+        self.offered[phase].setdefault(port, []).append(cycle)
+        if self.first_offer[phase] is None:
+            self.first_offer[phase] = cycle
+
     def input_accepted(self, phase: int, port: int, cycle: int) -> None:
         self.accepted[phase].setdefault(port, []).append(cycle)
         if self.first_accept[phase] is None:
             self.first_accept[phase] = cycle
 
-    def due(self, phase: int, port: int, index: int) -> tuple[int, int] | None:
-        """(cycle the flit is due, cycle its last operand was accepted), or None when an
-        operand has not been accepted (the flit came out before it went in)."""
+    def due(self, phase: int, port: int, index: int) -> tuple[int | None, int, int] | None:
+        """(cycle the flit is due, None while an operand on a path of no cycles is offered but
+        not yet accepted; the earliest cycle it may be valid; the cycle its last operand went
+        in), or None when an operand has not even been offered (the flit came out before it
+        went in). The two cycles differ only on paths of no cycles (the module docstring)."""
         path = self.paths[phase][port]
         if not path:
             return None
-        times = []
+        due, earliest, last_in = [], [], []
         for p, cycles in path.items():
-            seen = self.accepted[phase].get(p, [])
-            if index >= len(seen):
+            accepted = self.accepted[phase].get(p, [])
+            offered = self.offered[phase].get(p, [])
+            if index < len(accepted):
+                due.append(accepted[index] + cycles)
+                last_in.append(accepted[index])
+            elif cycles == 0 and index < len(offered):
+                due.append(None)
+                last_in.append(offered[index])
+            else:
                 return None
-            times.append((seen[index] + cycles, seen[index]))
-        due = max(t for t, _ in times)
-        return due + self.skew, max(t for _, t in times)
+            earliest.append(offered[index] if cycles == 0 else accepted[index] + cycles)
+        full = None if None in due else max(due) + self.skew
+        return full, max(earliest) + self.skew, max(last_in)
 
     def check(
         self, phase: int, port: int, index: int, valid_cycle: int, last_stall: int | None
@@ -84,12 +106,34 @@ class LatencyCheck:
         due = self.due(phase, port, index)
         if due is None:
             return "the flit came out before all its operands went in"
-        cycle, last_in = due
-        start = self.first_accept[phase]
+        cycle, earliest, last_in = due
+        # A stall before the phase's first flit went in delays nothing inside; without
+        # register slices it holds the flits back at the inputs, so there the phase starts
+        # when its first flit is offered.
+        zero = 0 in self.paths[phase][port].values()
+        start = (self.first_offer if zero else self.first_accept)[phase]
         exact = last_stall is None or (start is not None and last_stall < start)
-        if valid_cycle == cycle or (valid_cycle > cycle and not exact):
+        if exact and cycle is not None:
+            if valid_cycle == cycle:
+                return None
+        elif valid_cycle >= earliest:
             return None
+        else:
+            cycle = earliest
         took = valid_cycle - last_in
         want = cycle - last_in
         when = "before it is due" if valid_cycle < cycle else "with every output ready, late"
-        return f"valid {took} cycles after its last operand went in, {when} (due after {want})"
+        # Where each operand went in, so a report shows the cycles the verdict rests on.
+        went = ", ".join(
+            f"{p}: offered {self.offered[phase][p][index]}"
+            + (
+                f", accepted {acc[index]}"
+                if index < len(acc := self.accepted[phase].get(p, []))
+                else ""
+            )
+            for p in self.paths[phase][port]
+        )
+        return (
+            f"valid {took} cycles after its last operand went in, {when} (due after {want}); "
+            f"valid from cycle {valid_cycle}; input port {went}"
+        )
