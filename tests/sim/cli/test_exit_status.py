@@ -121,9 +121,7 @@ def _children(pid: int) -> list[int]:
 def test_ctrl_c_stops_a_sweep_and_its_workers_at_once(tmp_path):
     """As a terminal's Ctrl-C does: SIGINT to the whole process group, workers included,
     while the workers run. Before the fix the pool finished every queued strategy (25 s)."""
-    # A sweep whose workers stay busy for seconds (about 30 s in all on two cores): the
-    # smaller workloads' strategies now take well under the half second waited below.
-    argv = [*fred_script(), "sweep", "--workload=gpt3-175b", "--no-plot", "-j", "2"]
+    argv = [*fred_script(), "sweep", "--workload=transformer-17b", "--no-plot", "-j", "2"]
     p = subprocess.Popen(
         argv,
         cwd=tmp_path,
