@@ -117,6 +117,10 @@ def _children(pid: int) -> list[int]:
     return [int(c) for c in path.read_text().split()] if path.exists() else []
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
 def test_ctrl_c_stops_a_sweep_and_its_workers_at_once(tmp_path):
     """As a terminal's Ctrl-C does: SIGINT to the whole process group, workers included,
@@ -129,6 +133,9 @@ def test_ctrl_c_stops_a_sweep_and_its_workers_at_once(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # A terminal's process gets Ctrl-C; one started from a background job of a script
+        # (nohup, `&`) inherits SIGINT ignored, and the sweep would then run to its end.
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + 60
