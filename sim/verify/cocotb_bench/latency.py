@@ -16,7 +16,11 @@ only when every taker has.
   phase's outputs are always ready), nothing inside ever waits except a sum for its later
   operand, so every flit must be valid in exactly that cycle: one cycle early or late is a
   latency mismatch.
-* Under backpressure a flit may wait, but never arrive before it is due.
+* Under backpressure a flit may wait, but never arrive before its operands were offered
+  plus the path: a fork hands its copy to every taker with room as soon as the flit reaches
+  it, and the input's handshake completes only when the last taker has one, so behind a
+  stalled output another output may show a flit whose operand its input has not yet
+  accepted (at any depth of register slices, not only on paths of no cycles).
 
 Circuit-switch manifests only: a fabric's manifest has no ``node_cycles`` and its cycles are
 checked against the system model instead (fredfab.sim.verify.fabric_check).
@@ -72,10 +76,11 @@ class LatencyCheck:
             self.first_accept[phase] = cycle
 
     def due(self, phase: int, port: int, index: int) -> tuple[int | None, int, int] | None:
-        """(cycle the flit is due, None while an operand on a path of no cycles is offered but
-        not yet accepted; the earliest cycle it may be valid; the cycle its last operand went
-        in), or None when an operand has not even been offered (the flit came out before it
-        went in). The two cycles differ only on paths of no cycles (the module docstring)."""
+        """(cycle the flit is due, None while an operand is offered but not yet accepted (a
+        fork gave this output its copy first); the earliest cycle it may be valid, from the
+        operands' first offers; the cycle its last operand went in), or None when an operand
+        has not even been offered (the flit came out before it went in). The two cycles
+        differ where an operand waited at its input (the module docstring)."""
         path = self.paths[phase][port]
         if not path:
             return None
@@ -86,12 +91,12 @@ class LatencyCheck:
             if index < len(accepted):
                 due.append(accepted[index] + cycles)
                 last_in.append(accepted[index])
-            elif cycles == 0 and index < len(offered):
+            elif index < len(offered):  # taken by a fork before the input's handshake
                 due.append(None)
                 last_in.append(offered[index])
             else:
                 return None
-            earliest.append(offered[index] if cycles == 0 else accepted[index] + cycles)
+            earliest.append(offered[index] + cycles)
         full = None if None in due else max(due) + self.skew
         return full, max(earliest) + self.skew, max(last_in)
 
