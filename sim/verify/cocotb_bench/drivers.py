@@ -31,6 +31,8 @@ class FlitSource:
         self.stream: Stream = harness.inputs[port]
         self.queue: deque[tuple[Flit, int]] = deque()
         self.current: tuple[Flit, int] | None = None  # offered, not yet accepted
+        #: Whether ``current`` was offered for the first time in this cycle's drive().
+        self.first_offered = False
         self._pause: PauseGenerator | None = None
 
     def set_pause_generator(self, generator: PauseGenerator | None = None) -> None:
@@ -54,14 +56,17 @@ class FlitSource:
         """Drop every queued and offered flit (reset)."""
         self.queue.clear()
         self.current = None
+        self.first_offered = False
         self.h.put(self.stream.valid, 0)
 
     def drive(self) -> None:
         # A pause is drawn only when a flit could start (cocotbext-axi draws one every
         # cycle): a pattern then counts flit slots, not cycles spent waiting for ready or
         # for the next phase, and the scenarios' timing stays what it was measured as.
+        self.first_offered = False
         if self.current is None and self.queue and not (self._pause and next(self._pause)):
             self.current = self.queue.popleft()
+            self.first_offered = True
             self.h.put(self.stream.payload, self.h.flit.encode(self.current[0]))
             self.h.put(self.stream.valid, 1)
         elif self.current is None:

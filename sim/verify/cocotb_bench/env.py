@@ -55,7 +55,6 @@ class SwitchEnv:
         self.latency = LatencyCheck(harness.manifest, scenario)
         self.valid_since: list[int | None] = [None] * ports  # when each port's flit showed
         self.last_stall: int | None = None  # the last cycle any output was not ready
-        self.offered: list[tuple | None] = [None] * ports  # each input's last flit offered
         self.sequencer = PhaseSequencer(
             harness,
             scenario,
@@ -175,8 +174,7 @@ class SwitchEnv:
         # go in, from any input port, so an output is checked only after all of this cycle's
         # inputs are known.
         for p, src in enumerate(self.sources):
-            if src.current is not None and src.current is not self.offered[p]:
-                self.offered[p] = src.current  # offered for the first time in this cycle
+            if src.first_offered:
                 self.latency.input_offered(src.current[1], p, cycle)
             accepted = src.sample()  # the accepted flit's phase
             if accepted is not None:
