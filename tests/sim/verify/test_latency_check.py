@@ -15,8 +15,8 @@ from fredfab.sim.verify.scenarios import standard_scenarios
 
 ROOT = cosim.shared_build_root()
 #: The 2-port switch of the wide sweep whose all-reduce showed it: output 1 ready, output 0
-#: stalled with flit 0; flit 2's operands offered in cycle 8 and not accepted (output 0 still
-#: holds a copy to take), yet output 1 shows their sum in cycle 9.
+#: stalled on flit 0; flit 2's operands offered in cycle 8 and not accepted (output 0 has yet
+#: to take its copy), yet output 1 shows their sum in cycle 9.
 PARAMS = SwitchParams(ports=2, m=2, lanes=1, dtype="int8")
 
 
