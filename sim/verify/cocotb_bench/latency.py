@@ -6,11 +6,11 @@ every output port's path latency from each input port that reaches it (``path_cy
 An output flit is the k-th of its phase at its port; its operands are the k-th flits of the
 phase at the input ports that reach it. If they were accepted in cycles ``t[p]``, the flit
 is due, valid at its port, in cycle ``max(t[p] + path[p])``, and it is measured at the first
-cycle its port's ``valid`` shows it (after the port's previous flit went). On a path of no
-cycles (no register slice, no adder stage: ``regs_per_stage`` 0) ``t[p]`` is the cycle the
-operand was first offered instead: the flit is valid at the output while its input still
-waits, and a multicast output takes its copy before the input's handshake, which completes
-only when every taker has.
+cycle its port's ``valid`` shows it (after the port's previous flit went). An operand may
+reach an output before its input accepts it (a fork's copy, below; on a path of no cycles,
+``regs_per_stage`` 0, the flit itself while its input still waits): until then ``t[p]`` is
+unknown and only the bound under backpressure applies. On such a path a stall holds the
+phase's flits at the inputs, so there the phase starts when its first flit is offered.
 
 * While no output of the switch has stalled since the phase's first flit went in (the
   phase's outputs are always ready), nothing inside ever waits except a sum for its later
