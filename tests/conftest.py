@@ -54,8 +54,9 @@ if under_ci():
 
 #: The suite's cocotb runs are short, so a Verilator build is mostly its C++ compile: the
 #: suite compiles the models unoptimised (the sweep's P = 8 bench took 13.3 s from scratch
-#: instead of 22.5 s at -O1, its run from a built model 3.9 s instead of 4.7 s). Users'
-#: runs and the bench keep cosim's default.
+#: instead of 22.5 s at -O1). A model at -O0 runs slower (a 40,000-cycle packet soak by about
+#: a quarter), which runs of a few seconds barely feel. Users' runs and the bench keep
+#: cosim's default.
 cosim.VERILATOR_OPT = "-O0"
 
 
