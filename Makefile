@@ -1,5 +1,5 @@
 # The front door. The first `make demo` or `make test` creates .venv and installs
-# what is needed (pip packages, and Icarus via apt-get when missing and root).
+# what is needed (pip packages, and Icarus and clang via apt-get when missing and root).
 PY      := .venv/bin/python
 STAMP   := .venv/.installed
 EXTRAS  := hw,plot,dev

@@ -48,7 +48,7 @@ from fredfab.sim import progress
 from fredfab.sim.verify.build_cache import directory_lock
 from fredfab.sim.verify.report import REPORT_ENV, CosimReport, ScenarioReport
 from fredfab.sim.verify.scenario_file import SCENARIOS_ENV, Scenario, ScenarioFile
-from fredfab.sim.verify.toolchain import ToolMissing
+from fredfab.sim.verify.toolchain import ToolMissing, verilator_make_args
 
 SIMULATORS = ("icarus", "verilator")
 TEST_MODULE = "fredfab.sim.verify.cocotb_bench.switch_tb"
@@ -193,6 +193,7 @@ def _runner_class(sim: str):
                 verilate = ["--trace-fst" if a == "--trace" else a for a in verilate]
             cmds[0] = verilate
             make += ["CFG_CXXFLAGS_PCH_I=-include", f"OPT_FAST={VERILATOR_OPT}", "OPT_SLOW=-O0"]
+            make += verilator_make_args()
             self._fred_build = cmds
             return cmds
 

@@ -125,6 +125,7 @@ def _harness(
 def _driver(sim: str, ports: int, flit_bits: int) -> tuple[dict[str, str], list[str], str]:
     """The driver source (file name: text), the build command and the executable it makes."""
     from fredfab.sim.verify.soak_drivers import MAIN_CPP, TB_V
+    from fredfab.sim.verify.toolchain import verilator_make_flags
 
     if sim == "verilator":
         cmd = [
@@ -132,6 +133,7 @@ def _driver(sim: str, ports: int, flit_bits: int) -> tuple[dict[str, str], list[
             *[f"-Wno-{w}" for w in cosim.VERILATOR_WAIVERS], "-Wno-fatal",
             "-CFLAGS", f"-DPORTS={ports} -DFLIT_WORDS={-(-flit_bits // 32)}",
             "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include", "-MAKEFLAGS", "OPT_FAST=-O2",
+            *verilator_make_flags(),
             "-Mdir", "obj", "-o", "soak", "main.cpp", "soak.v", "dut.v",
         ]  # fmt: skip
         return {"main.cpp": MAIN_CPP}, cmd, "obj/soak"

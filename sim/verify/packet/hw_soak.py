@@ -353,7 +353,7 @@ SOAK_OPT = "-O3"
 def _build(
     params: PacketParams, plan: SoakPlan, root: Path, opt: str = SOAK_OPT
 ) -> tuple[Path, float, list[str]]:
-    from fredfab.sim.verify.toolchain import sim_env
+    from fredfab.sim.verify.toolchain import sim_env, verilator_make_flags
 
     cosim.check_simulator("verilator")
     v_path, j_path = cosim.rtl(params, root)
@@ -374,7 +374,7 @@ def _build(
         "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
         *[f"-Wno-{w}" for w in cosim.VERILATOR_WAIVERS], "-Wno-fatal",
         "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include", "-MAKEFLAGS", f"OPT_FAST={opt}",
-        "-Mdir", "obj", "-o", "soak",
+        *verilator_make_flags(), "-Mdir", "obj", "-o", "soak",
         "main.cpp", "harness.v", "dut.v",
     ]  # fmt: skip
     key = hashlib.sha256("\0".join([text, main, v_path.read_text(), *cmd]).encode()).hexdigest()
