@@ -92,6 +92,15 @@ def fault_seeds(link_seed: int) -> tuple[int, int]:
     return seed("faults-a", link_seed), seed("faults-b", link_seed)
 
 
+def flip_mask(b: int, data_bits: int) -> int:
+    """The data bits a corruption flips, from the element ``b`` of the link's second
+    sequence (module docstring)."""
+    mask = 0
+    for j in range(FLIP_COUNT[(b >> 48) & 3]):
+        mask |= 1 << (((b >> (16 * j)) & 0xFFFF) * data_bits >> 16)
+    return mask
+
+
 @dataclass
 class LinkFaults:
     """One link direction's faults: call ``step`` once per cycle with the flit sent then (or
@@ -154,11 +163,7 @@ class LinkFaults:
         return None
 
     def _corrupt(self, flit: LinkFlit, b: XorShift) -> LinkFlit:
-        width = self.link.data_bits
-        mask = 0
-        for j in range(FLIP_COUNT[b.bits(48, 2)]):
-            mask |= 1 << ((b.bits(16 * j, 16) * width) >> 16)
-        data = flit.data ^ mask
+        data = flit.data ^ flip_mask(b.value, self.link.data_bits)
         self.corrupted += 1
         if self.link.check(data) == flit.crc:
             self.undetected += 1

@@ -75,18 +75,19 @@ def _shl64(x: Value, k: int) -> Value:
 
 class XorShift64(wiring.Component):
     """Marsaglia's xorshift64 sequence (shifts 13, 7, 17) from ``seed`` (reset value):
-    ``value`` moves to the next element in every cycle ``advance`` is high."""
+    ``value`` moves to the next element in every cycle ``advance`` is high; ``next`` is that
+    element (combinationally)."""
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
-        super().__init__({"advance": In(1), "value": Out(64, init=seed)})
+        super().__init__({"advance": In(1), "value": Out(64, init=seed), "next": Out(64)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
         # One signal per step (an expression used twice would be computed twice in the
         # Verilog) and shifts that stay 64 bits wide (``x << 13`` is 77 bits wide, which
         # Verilator computes in arrays of words): both cost the Verilated soak speed.
-        x, t1, t2, nxt = self.value, Signal(64), Signal(64), Signal(64)
+        x, t1, t2, nxt = self.value, Signal(64), Signal(64), self.next
         m.d.comb += [t1.eq(x ^ _shl64(x, 13)), t2.eq(t1 ^ t1[7:]), nxt.eq(t2 ^ _shl64(t2, 17))]
         with m.If(self.advance):
             m.d.sync += x.eq(nxt)

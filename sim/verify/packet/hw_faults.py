@@ -5,9 +5,8 @@ not) and passes the flit as the far end sees it; it counts what it did."""
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Elaboratable, Module, Mux, Signal, Value
 
-from fredfab.hw.named import named
 from fredfab.hw.packet.layouts import link_layout
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.faults import (
@@ -21,10 +20,20 @@ from fredfab.model.packet.faults import (
     SILENCE_STEP,
     FaultRates,
     fault_seeds,
+    flip_mask,
 )
 from fredfab.sim.verify.soak_harness import XorShift64
 
 COUNT_BITS = 32
+
+
+def _parity(x: int) -> int:
+    return bin(x).count("1") & 1
+
+
+def _column(rows: list[int], k: int) -> int:
+    """Column ``k`` of a CRC matrix given by its rows: the CRC share of data bit ``k``."""
+    return sum(((row >> k) & 1) << j for j, row in enumerate(rows))
 
 
 class FaultInjector(Elaboratable):
@@ -57,32 +66,48 @@ class FaultInjector(Elaboratable):
         burst_left = Signal(BURST_EXTRA_BITS + 1)
         burst_drop = Signal()
 
-        # The flipped bits: up to three positions (b[16 j : 16 j + 16] * width) >> 16, each a
-        # one-hot: a one shifted by the position (2 ** bits wide, under twice the flit; a
-        # table of one-hots costs the simulator a mux tree per lookup, every cycle).
-        pos_bits = max(1, (width - 1).bit_length())
-        positions = [
-            named(m, (b[16 * j : 16 * j + 16] * width)[16 : 16 + pos_bits], f"flip_at_{j}")
-            for j in range(3)
-        ]
-        count = Signal(2)
-        with m.Switch(b[48:50]):
-            for code, n in enumerate(FLIP_COUNT):
-                with m.Case(code):
-                    m.d.comb += count.eq(n)
-        flip = Signal(width)
-        m.d.comb += flip.eq(
-            (Const(1, 1) << positions[0])[:width]
-            | Mux(count >= 2, (Const(1, 1) << positions[1])[:width], 0)
-            | Mux(count >= 3, (Const(1, 1) << positions[2])[:width], 0)
-        )
-        # The CRC is linear: a corruption of a flit with a good CRC (every sender writes
-        # one) goes unseen when the CRC of its flipped bits alone, without the preset, is
-        # zero: row j of the CRC's matrix times the flipped bits (the distinct positions,
-        # as ``flip`` holds each once), a parity of a masked word per CRC bit.
+        # What a corruption flips, and whether the CRC sees it, depend on ``b`` alone, and
+        # corruptions are rare: so both are registers, computed from the next element of
+        # ``b`` only in cycles after which a corruption may come (a fault draw in range, or
+        # a burst on), and otherwise left alone. A simulator then skips their logic in most
+        # cycles; the flit is the model's whenever it is corrupted.
         rows, _ = self.params.link.crc.matrix(width)
-        syndrome = Signal(len(rows))
-        m.d.comb += syndrome.eq(Cat(*((flip & Const(row, width)).xor() for row in rows)))
+        flip = Signal(width, init=flip_mask(seed_b, width))
+        seen = Signal(init=any(_parity(flip.init & row) for row in rows))
+        b_next = sb.next
+        burst_starts = Signal()
+        may_corrupt = Signal()
+        m.d.comb += may_corrupt.eq(
+            (sa.next[:DROP_BITS] < t["corrupt"]) | (burst_left != 0) | burst_starts
+        )
+        with m.If(may_corrupt):
+            # Up to three positions (b[16 j : 16 j + 16] * width) >> 16, each a one-hot: a
+            # one shifted by the position. The CRC is linear: a corruption of a flit with a
+            # good CRC (every sender writes one) goes unseen when the CRC of its flipped bits
+            # alone, without the preset, is zero: the XOR of the CRC matrix's columns at the
+            # distinct flipped positions (a table lookup each, where parities of masked
+            # words would cost a simulator a gather of bits).
+            pos_bits = max(1, (width - 1).bit_length())
+            p = [(b_next[16 * j : 16 * j + 16] * width)[16 : 16 + pos_bits] for j in range(3)]
+            code = b_next[48:50]
+
+            def at_least(n: int) -> Value:  # does b_next flip n bits or more
+                return Cat(*(code == c for c, k in enumerate(FLIP_COUNT) if k >= n)).any()
+
+            second = at_least(2) & (p[1] != p[0])
+            third = at_least(3) & (p[2] != p[0]) & (p[2] != p[1])
+            column = Array(Const(_column(rows, k), len(rows)) for k in range(width))
+            m.d.sync += [
+                flip.eq(
+                    (Const(1, 1) << p[0])[:width]
+                    | Mux(second, (Const(1, 1) << p[1])[:width], 0)
+                    | Mux(third, (Const(1, 1) << p[2])[:width], 0)
+                ),
+                seen.eq(
+                    (column[p[0]] ^ Mux(second, column[p[1]], 0) ^ Mux(third, column[p[2]], 0))
+                    != 0
+                ),
+            ]
 
         drop = Signal()
         corrupt = Signal()
@@ -111,11 +136,12 @@ class FaultInjector(Elaboratable):
                         burst_drop.eq(is_drop),
                     ]
                     m.d.sync += self.bursts.eq(self.bursts + 1)
+                    m.d.comb += burst_starts.eq(1)
         with m.If(drop):
             m.d.comb += self.o_valid.eq(0)
         with m.If(corrupt):
             m.d.comb += self.o.data.eq(self.i.data ^ flip)
-        missed = corrupt & (syndrome == 0)
+        missed = corrupt & ~seen
         m.d.sync += [
             self.flits.eq(self.flits + self.i_valid),
             self.dropped.eq(self.dropped + drop),
