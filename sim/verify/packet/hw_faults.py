@@ -104,8 +104,7 @@ class FaultInjector(Elaboratable):
                     | Mux(third, (Const(1, 1) << p[2])[:width], 0)
                 ),
                 seen.eq(
-                    (column[p[0]] ^ Mux(second, column[p[1]], 0) ^ Mux(third, column[p[2]], 0))
-                    != 0
+                    (column[p[0]] ^ Mux(second, column[p[1]], 0) ^ Mux(third, column[p[2]], 0)) != 0
                 ),
             ]
 
