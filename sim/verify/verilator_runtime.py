@@ -26,6 +26,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from fredfab.sim.verify.toolchain import verilator_cxx
+
 #: The cache folder's name under a co-simulation build root (fredfab.sim.verify.cosim).
 RUNTIME_FOLDER = "verilator-runtime"
 
@@ -72,7 +74,7 @@ def runtime_key(
         check=True,
     ).stdout
     compiler = subprocess.run(
-        [env.get("CXX", "c++"), "--version"], env=env, capture_output=True, text=True
+        [verilator_cxx(), "--version"], env=env, capture_output=True, text=True
     ).stdout
     return hashlib.sha256("\0".join([commands, compiler, versions]).encode()).hexdigest()[:16]
 
