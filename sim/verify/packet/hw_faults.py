@@ -27,15 +27,6 @@ from fredfab.sim.verify.soak_harness import XorShift64
 COUNT_BITS = 32
 
 
-def _parity(x: int) -> int:
-    return bin(x).count("1") & 1
-
-
-def _column(rows: list[int], k: int) -> int:
-    """Column ``k`` of a CRC matrix given by its rows: the CRC share of data bit ``k``."""
-    return sum(((row >> k) & 1) << j for j, row in enumerate(rows))
-
-
 class FaultInjector(Elaboratable):
     """``i_valid``/``i`` in, ``o_valid``/``o`` out (combinationally); counters:
     ``flits``, ``dropped``, ``corrupted``, ``undetected``, ``bursts``, ``silences``."""
@@ -71,9 +62,14 @@ class FaultInjector(Elaboratable):
         # ``b`` only in cycles after which a corruption may come (a fault draw in range, or
         # a burst on), and otherwise left alone. A simulator then skips their logic in most
         # cycles; the flit is the model's whenever it is corrupted.
-        rows, _ = self.params.link.crc.matrix(width)
+        crc = self.params.link.crc
+        preset = crc.value(0, width)  # the CRC is linear: its share of zero data
+
+        def syndrome(mask: int) -> int:  # the CRC of the flipped bits alone
+            return crc.value(mask, width) ^ preset
+
         flip = Signal(width, init=flip_mask(seed_b, width))
-        seen = Signal(init=any(_parity(flip.init & row) for row in rows))
+        seen = Signal(init=syndrome(flip.init) != 0)
         b_next = sb.next
         burst_starts = Signal()
         may_corrupt = Signal()
@@ -96,7 +92,7 @@ class FaultInjector(Elaboratable):
 
             second = at_least(2) & (p[1] != p[0])
             third = at_least(3) & (p[2] != p[0]) & (p[2] != p[1])
-            column = Array(Const(_column(rows, k), len(rows)) for k in range(width))
+            column = Array(Const(syndrome(1 << k), crc.bits) for k in range(width))
             m.d.sync += [
                 flip.eq(
                     (Const(1, 1) << p[0])[:width]
