@@ -5,7 +5,7 @@ in each direction (hw_faults.py), all in one Verilated model clocked by a C++ lo
 Python per cycle. The traffic and hostility are a SoakPlan (soak_plan.py): MP, DP and PP at
 once, in messages, on links that drop, corrupt, burst and fall silent.
 
-``fred_packet_soak``: after reset a loader writes every slot (words and check words) and
+``fred_packet_soak``: from power-up a loader writes every slot (words and check words) and
 flow-table row through ``cfg`` and ``flows``, one per cycle, as the bench's loop does
 (loop.load); then ``running`` rises and the endpoints start (their cycle 0; the injectors
 on the NPUs' outgoing links one cycle later, as they sit behind the endpoints' registered
@@ -52,8 +52,6 @@ from fredfab.sim.verify.packet.soak_plan import SoakPlan
 
 MODULE = "fred_packet_soak"
 COUNT_BITS = 32
-#: Cycles the harness holds its own reset after power-up.
-POWER_ON_CYCLES = 4
 #: Counters of each endpoint and of each injector, in the order the driver prints them.
 NPU_COUNTERS = (
     "data_errors",
@@ -96,16 +94,14 @@ class PacketSoakHarness(wiring.Component):
         manifest: dict,
         plan: SoakPlan,
         switch=None,
-        power_on_reset: bool = True,
     ):
         if plan.ports != params.ports:
             raise InputError(f"a plan for {plan.ports} ports on a {params.ports}-port switch")
         self.params, self.manifest, self.plan, self.switch = params, manifest, plan, switch
-        self.power_on_reset = power_on_reset
         P = params.ports
         self.streams = [plan.streams(p) for p in range(P)]
-        members = {"clk": In(1)} if power_on_reset else {}
-        members |= {
+        members = {
+            "clk": In(1),
             "running": Out(1),
             "cycles": Out(64),
             "reconfigurations": Out(COUNT_BITS),
@@ -129,17 +125,14 @@ class PacketSoakHarness(wiring.Component):
         m = Module()
         params, plan, P = self.params, self.plan, self.params.ports
         man = self.manifest
-        if self.power_on_reset:
-            # Reset from inside: held for the first cycles after power-up. A reset that
-            # comes in from outside makes Verilator evaluate every register's next state
-            # whenever an input changes, twice a cycle; this way once.
-            m.domains.sync = ClockDomain("sync")
-            m.domains.por = ClockDomain("por", reset_less=True)
-            held = Signal(3)
-            m.d.comb += [ClockSignal("sync").eq(self.clk), ClockSignal("por").eq(self.clk)]
-            with m.If(held != POWER_ON_CYCLES):
-                m.d.por += held.eq(held + 1)
-            m.d.comb += ResetSignal("sync").eq(held != POWER_ON_CYCLES)
+        # Never reset: every register of the switch and the harness starts at its initial
+        # value, which is what a reset loads (Amaranth gives each register one, and the
+        # Verilog declares it), so power-up is the reset state. A reset held for the first
+        # cycles instead, from a counter inside, kept Verilator testing it in every
+        # register's next state every cycle (a tenth of the instructions per cycle); a
+        # reset from outside made it evaluate every next state twice a cycle.
+        m.domains.sync = ClockDomain("sync")
+        m.d.comb += [ClockSignal("sync").eq(self.clk), ResetSignal("sync").eq(0)]
 
         # -- the loader ------------------------------------------------------------------
         writes = _writes(man, plan, params)
@@ -260,7 +253,7 @@ class PacketSoakHarness(wiring.Component):
 # -- building and running ---------------------------------------------------------------------
 
 
-#: The C++ main: reset, clock the harness for argv[1] cycles, print its counters as one JSON
+#: The C++ main: clock the harness for argv[1] cycles from power-up, print its counters as one JSON
 #: line with the seconds the loop took (@PRINTS@: one printf per counter).
 MAIN_CPP = r"""
 #include "Vfred_packet_soak.h"
@@ -276,7 +269,6 @@ int main(int argc, char** argv) {
     unsigned long long n = argc > 1 ? strtoull(argv[1], 0, 0) : 1000;
     VerilatedContext ctx;
     Vfred_packet_soak top(&ctx);
-    for (int i = 0; i < @RESET@; i++) cycle(top);  // the harness's own reset
     auto t0 = std::chrono::steady_clock::now();
     std::clock_t c0 = std::clock();
     for (unsigned long long c = 0; c < n; c++) cycle(top);
@@ -295,7 +287,7 @@ def driver_cpp(names: list[str]) -> str:
     prints = "\n".join(
         f'    printf("\\"{n}\\": %llu, ", (unsigned long long)top.{n});' for n in names
     )
-    return MAIN_CPP.replace("@PRINTS@", prints).replace("@RESET@", str(POWER_ON_CYCLES))
+    return MAIN_CPP.replace("@PRINTS@", prints)
 
 
 @dataclass
