@@ -4,7 +4,7 @@
 ``fred_soak`` harness (fredfab.sim.verify.soak_harness: an Amaranth component converted to
 Verilog that instantiates the switch module by name, so the soak runs the very file the
 cocotb benches use), builds both with a small driver (fredfab.sim.verify.soak_drivers: a C++
-main for Verilator, a testbench for Icarus), runs it for ``cycles`` clock cycles after reset
+main for Verilator, a testbench for Icarus), runs it for ``cycles`` clock cycles from power-up
 and reads the counters at the end.
 
 Traffic: one routed flow set (``soak_flows``: an All-Reduce, a reduce, a multicast and
@@ -73,7 +73,7 @@ class SoakResult:
     sim: str
     variant: str
     flows: list[str]
-    clocked: int  # cycles clocked after reset
+    clocked: int  # cycles clocked from power-up
     cycles: int  # cycles with traffic running (after configuration)
     in_flits: int
     out_flits: list[int]

@@ -1,5 +1,5 @@
 """The simulator side of the soak: clock ``fred_soak`` (fredfab.sim.verify.soak_harness) for N
-cycles after reset and print its counters as one JSON line.
+cycles from power-up (it has no reset) and print its counters as one JSON line.
 
 Both are fixed texts; the number of ports and the flit width come in from the build command
 (``-DPORTS= -DFLIT_WORDS=`` for the C++ main, ``-P soak_tb.P= -P soak_tb.FW=`` for Icarus).
@@ -40,9 +40,6 @@ int main(int argc, char** argv) {
     top.fault_en = argc == 4;
     top.fault_port = argc == 4 ? atoi(argv[2]) : 0;
     top.fault_index = argc == 4 ? strtoul(argv[3], 0, 0) : 0;
-    top.rst = 1;
-    for (int i = 0; i < 4; i++) cycle(top);
-    top.rst = 0;
     auto t0 = std::chrono::steady_clock::now();
     for (uint64_t c = 0; c < n; c++) cycle(top);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -65,11 +62,11 @@ int main(int argc, char** argv) {
 #: Icarus: the testbench (plusargs +cycles=N, +fault_port=Q +fault_index=K).
 TB_V = r"""`timescale 1ns/1ps
 module soak_tb #(parameter P = 1, parameter FW = 1);
-  reg clk = 0, rst = 1;
+  reg clk = 0;
   reg fault_en = 0; reg [7:0] fault_port = 0; reg [31:0] fault_index = 0;
   wire [63:0] cycles, in_flits, err_cycle; wire [31:0] errors, err_index; wire running;
   wire [7:0] err_port; wire [FW-1:0] err_got, err_exp; wire [32*P-1:0] out_flits;
-  fred_soak s(.clk(clk), .rst(rst), .fault_en(fault_en), .fault_port(fault_port),
+  fred_soak s(.clk(clk), .fault_en(fault_en), .fault_port(fault_port),
     .fault_index(fault_index), .cycles(cycles), .in_flits(in_flits), .errors(errors),
     .running(running), .err_port(err_port), .err_index(err_index), .err_cycle(err_cycle),
     .err_got(err_got), .err_exp(err_exp), .out_flits(out_flits));
@@ -80,8 +77,6 @@ module soak_tb #(parameter P = 1, parameter FW = 1);
     if ($value$plusargs("fault_port=%d", fp) && $value$plusargs("fault_index=%d", fi)) begin
       fault_en = 1; fault_port = fp; fault_index = fi;
     end
-    repeat (4) @(posedge clk);
-    #1 rst = 0;
     repeat (n) @(posedge clk);
     #1;
     $write("{\"clocked\": %0d, \"seconds\": 0, \"cycles\": %0d, ", n, cycles);
