@@ -6,7 +6,7 @@ All-Reduce, all-to-all unicast, the three phases at random times, the same on fa
 links), or with ``--soak CYCLES`` random three-phase traffic on faulty links until that many
 cycles have run (fredfab.sim.verify.packet.soak), or with ``--hw-soak CYCLES`` the same kind
 of traffic with hardware NPU endpoints and fault injectors around the switch, on Verilator
-(fredfab.sim.verify.packet.hw_soak: integer element types; about 60 times faster per CPU
+(fredfab.sim.verify.packet.hw_soak: integer element types; about 70 times faster per CPU
 second than --soak). Every delivery is checked bit for bit, once and in order. Prints one
 row per scenario: cycles, packets delivered, retransmissions, link-level replays, packets
 received damaged, and goodput (payload flits delivered per cycle per port); the hardware
