@@ -28,15 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from amaranth.back import verilog
-from amaranth.hdl import (
-    ClockDomain,
-    ClockSignal,
-    EnableInserter,
-    Module,
-    ResetSignal,
-    Signal,
-    Value,
-)
+from amaranth.hdl import EnableInserter, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -49,6 +41,7 @@ from fredfab.sim.verify.packet.hw_endpoint import NpuEndpoint
 from fredfab.sim.verify.packet.hw_faults import FaultInjector
 from fredfab.sim.verify.packet.loop import link_seed
 from fredfab.sim.verify.packet.soak_plan import SoakPlan
+from fredfab.sim.verify.soak_harness import clock_without_reset
 
 MODULE = "fred_packet_soak"
 COUNT_BITS = 32
@@ -125,14 +118,7 @@ class PacketSoakHarness(wiring.Component):
         m = Module()
         params, plan, P = self.params, self.plan, self.params.ports
         man = self.manifest
-        # Never reset: every register of the switch and the harness starts at its initial
-        # value, which is what a reset loads (Amaranth gives each register one, and the
-        # Verilog declares it), so power-up is the reset state. A reset held for the first
-        # cycles instead, from a counter inside, kept Verilator testing it in every
-        # register's next state every cycle (a tenth of the instructions per cycle); a
-        # reset from outside made it evaluate every next state twice a cycle.
-        m.domains.sync = ClockDomain("sync")
-        m.d.comb += [ClockSignal("sync").eq(self.clk), ResetSignal("sync").eq(0)]
+        clock_without_reset(m, self.clk)
 
         # -- the loader ------------------------------------------------------------------
         writes = _writes(man, plan, params)
