@@ -78,19 +78,12 @@ def _writes(manifest: dict, plan: SoakPlan, params: PacketParams) -> list[tuple[
 
 
 class PacketSoakHarness(wiring.Component):
-    """``fred_packet_soak`` (module docstring). ``switch``: an Amaranth PacketSwitch to use
-    in place of the Verilog instance (the Amaranth simulator's tests)."""
+    """``fred_packet_soak`` (module docstring)."""
 
-    def __init__(
-        self,
-        params: PacketParams,
-        manifest: dict,
-        plan: SoakPlan,
-        switch=None,
-    ):
+    def __init__(self, params: PacketParams, manifest: dict, plan: SoakPlan):
         if plan.ports != params.ports:
             raise InputError(f"a plan for {plan.ports} ports on a {params.ports}-port switch")
-        self.params, self.manifest, self.plan, self.switch = params, manifest, plan, switch
+        self.params, self.manifest, self.plan = params, manifest, plan
         P = params.ports
         self.streams = [plan.streams(p) for p in range(P)]
         members = {
@@ -212,28 +205,8 @@ class PacketSoakHarness(wiring.Component):
         m.d.sync += was.eq(reconf)
         with m.If(reconf & ~was):
             m.d.sync += self.reconfigurations.eq(self.reconfigurations + 1)
-        if self.switch is not None:
-            self._connect_amaranth(m, conns)
-        else:
-            self._instance(m, conns)
-        return m
-
-    def _instance(self, m: Module, conns: dict[str, Value]) -> None:
         m.submodules.dut = manifest_instance(self.manifest, conns, idle_inputs=True)
-
-    def _connect_amaranth(self, m: Module, conns: dict[str, Value]) -> None:
-        """The same connections to an Amaranth PacketSwitch, by its ports' Verilog names."""
-        sw = self.switch
-        m.submodules.dut = sw
-        by_name = {}
-        for path, flow, value in sw.signature.flatten(sw):
-            by_name["__".join(str(k) for k in path)] = (flow, value)
-        for name, value in conns.items():
-            flow, port = by_name[name]
-            if flow == wiring.In:
-                m.d.comb += port.eq(value)
-            else:
-                m.d.comb += value.eq(port)
+        return m
 
 
 # -- building and running ---------------------------------------------------------------------
