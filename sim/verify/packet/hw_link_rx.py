@@ -24,6 +24,9 @@ from fredfab.hw.packet.layouts import header_layout, link_layout
 from fredfab.hw.packet.params import PacketParams
 from fredfab.model.packet.format import DATA_VCS, HEADER_BITS, N_VCS, PKT_BITS, VC_CTRL
 
+#: The packet number before the first (``pkt`` starts at 0 and wraps).
+BEFORE_FIRST_PKT = (1 << PKT_BITS) - 1
+
 
 class HwLinkReceiver(Elaboratable):
     def __init__(self, params: PacketParams, timeout: int) -> None:
@@ -50,29 +53,32 @@ class HwLinkReceiver(Elaboratable):
         f = self.flit
         good = named(m, self.crc_ok & ~f.bad, "good")
         m.d.comb += self.append_vc.eq(f.vc)
-        pkt_mask = (1 << PKT_BITS) - 1
         T = self.timeout
         # One flit arrives per cycle, so the flit's work is done once, on the state of its VC
         # (``sel``), and written back to that VC; the other VCs only count their quiet cycles
         # and close a packet whose tail timed out. (A copy of the flit's work per VC cost the
-        # Verilated soak about 840 more instructions per cycle, four endpoints together.)
-        state = {v: _VcState(v, pf, T, pkt_mask) for v in DATA_VCS}
-        sel = _VcState("sel", pf, T, pkt_mask, register=False)
-        nxt = _VcState("next", pf, T, pkt_mask, register=False)
+        # Verilated soak about 930 more instructions per cycle, four endpoints together.)
+        state = {v: _VcState(v, pf, T) for v in DATA_VCS}
+        silent = {v: named(m, st.quiet > T, f"silent_{v}") for v, st in state.items()}
+        tick_close = {
+            v: named(m, st.is_open & silent[v], f"tick_close_{v}") for v, st in state.items()
+        }
+        sel = _VcState("sel", pf, T, register=False)
+        s_silent, s_tick_close = Signal(name="sel_silent"), Signal(name="sel_tick_close")
         with m.Switch(f.vc):
             for v in DATA_VCS:
                 with m.Case(v):
-                    m.d.comb += sel.eq(state[v])
+                    m.d.comb += [
+                        *sel.eq(state[v]),
+                        s_silent.eq(silent[v]),
+                        s_tick_close.eq(tick_close[v]),
+                    ]
+        nxt = _VcState("next", pf, T, register=False)
         m.d.comb += nxt.eq(sel)
-        tick_close = {
-            v: named(m, st.is_open & (st.quiet > T), f"tick_close_{v}") for v, st in state.items()
-        }
 
         # -- the flit, on its VC's state -----------------------------------------------------
         here = named(m, self.valid & (f.vc != VC_CTRL), "here")
         data_here = named(m, here & ~f.sync, "data_here")
-        s_silent = named(m, sel.quiet > T, "sel_silent")
-        s_tick_close = named(m, sel.is_open & s_silent, "sel_tick_close")
         open1 = named(m, sel.is_open & ~s_tick_close, "open1")
         late = named(
             m, data_here & ~f.head & (f.pkt == sel.arrived_pkt) & (s_silent | sel.dropping), "late"
@@ -85,7 +91,7 @@ class HwLinkReceiver(Elaboratable):
         # The packet that ends now: the open one (old) or the one this flit fills (cur).
         old_ends, cur_ends = Signal(name="old_ends"), Signal(name="cur_ends")
         lost = Signal(PKT_BITS, name="lost")
-        cur = _VcState("cur", pf, T, pkt_mask, register=False)
+        cur = _VcState("cur", pf, T, register=False)
         counted = Signal(name="counted")  # a head or a sync: pkt counts a gap
         # The flit as the next of the packet it fills: its last, bad, differing from what is
         # expected there.
@@ -165,7 +171,7 @@ class HwLinkReceiver(Elaboratable):
             m.d.comb += self.due[v].eq(Mux(on_v, lost + old_ends + cur_ends, tick_close[v]))
 
         # -- the control VC: every flit one packet, one credit; a sync only its gap
-        last_ctl = Signal(PKT_BITS, init=pkt_mask)
+        last_ctl = Signal(PKT_BITS, init=BEFORE_FIRST_PKT)
         here = self.valid & (f.vc == VC_CTRL)
         with m.If(here):
             m.d.comb += self.due[VC_CTRL].eq((f.pkt - last_ctl - 1)[:PKT_BITS] + ~f.sync)
@@ -185,7 +191,7 @@ class _VcState:
 
     PACKET = ("headless", "has_header", "header", "n", "bad", "mismatch")
 
-    def __init__(self, tag, pf: int, T: int, pkt_mask: int, register: bool = True) -> None:
+    def __init__(self, tag, pf: int, T: int, register: bool = True) -> None:
         def sig(shape, field, init=0):
             return Signal(shape, name=f"{field}_{tag}", init=init if register else 0)
 
@@ -196,9 +202,9 @@ class _VcState:
         self.n = sig(range(pf + 1), "n")
         self.bad = sig(1, "bad")
         self.mismatch = sig(1, "mismatch")
-        self.last_pkt = sig(PKT_BITS, "last_pkt", pkt_mask)
+        self.last_pkt = sig(PKT_BITS, "last_pkt", BEFORE_FIRST_PKT)
         self.quiet = sig(range(T + 2), "quiet", T + 1)
-        self.arrived_pkt = sig(PKT_BITS, "arrived_pkt", pkt_mask)
+        self.arrived_pkt = sig(PKT_BITS, "arrived_pkt", BEFORE_FIRST_PKT)
         self.dropping = sig(1, "dropping_late")
 
     FIELDS = ("is_open", *PACKET, "last_pkt", "quiet", "arrived_pkt", "dropping")
