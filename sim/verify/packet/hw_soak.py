@@ -2,8 +2,10 @@
 names in its manifest, as fredfab.sim.verify.soak_harness does for the circuit switch),
 a hardware NPU endpoint on every port (hw_endpoint.py) and a fault injector on every link
 in each direction (hw_faults.py), all in one Verilated model clocked by a C++ loop: no
-Python per cycle. The traffic and hostility are a SoakPlan (soak_plan.py): MP, DP and PP at
-once, in messages, on links that drop, corrupt, burst and fall silent.
+Python per cycle (or, with ``threads=2``, the switch's side and the endpoints' side as two
+models on two threads, its links registered once more: hw_soak_split.py). The traffic and
+hostility are a SoakPlan (soak_plan.py): MP, DP and PP at once, in messages, on links that
+drop, corrupt, burst and fall silent.
 
 ``fred_packet_soak``: from power-up a loader writes every slot (words and check words) and
 flow-table row through ``cfg`` and ``flows``, one per cycle, as the bench's loop does
@@ -77,43 +79,123 @@ def _writes(manifest: dict, plan: SoakPlan, params: PacketParams) -> list[tuple[
     return out
 
 
-class PacketSoakHarness(wiring.Component):
-    """``fred_packet_soak`` (module docstring)."""
+#: What a harness holds: the whole soak, or one side of it for the two-thread soak
+#: (hw_soak_split.py): the switch with its loader, or the endpoints with the injectors.
+SIDES = ("whole", "switch", "npus")
 
-    def __init__(self, params: PacketParams, manifest: dict, plan: SoakPlan):
+
+@dataclass(frozen=True)
+class Crossing:
+    """A signal between the switch's side and the endpoints' side: its name (a port of a
+    side's harness), width, and the side that drives it. Every one is a function of its
+    driving side's registers alone (the switch's outputs are registered; the endpoints' tx
+    is, and the injector and the credit and ack outputs depend on registers only)."""
+
+    name: str
+    width: int
+    driver: str
+
+
+def crossings(params: PacketParams, manifest: dict) -> list[Crossing]:
+    """Every signal between the two sides, in the order the two-thread driver copies them."""
+    widths = {port["name"]: port["width"] for port in manifest["ports"]}
+    links, credits, retry = manifest["links"], manifest["credits"], manifest["link_retry"]
+    out = [Crossing("running", 1, "switch")]
+    for p in range(params.ports):
+        out += [
+            Crossing(f"sw_tx{p}", widths[links["tx"][p]["payload"]], "switch"),
+            Crossing(f"sw_tx{p}_v", 1, "switch"),
+            Crossing(f"sw_rx_credit{p}", widths[credits["rx_credit"][p]], "switch"),
+            Crossing(f"sw_rx_ack{p}", widths[retry["rx_ack"][p]], "switch"),
+            Crossing(f"sw_rx{p}", widths[links["rx"][p]["payload"]], "npus"),
+            Crossing(f"sw_rx{p}_v", 1, "npus"),
+            Crossing(f"sw_tx_credit{p}", widths[credits["tx_credit"][p]], "npus"),
+            Crossing(f"sw_tx_ack{p}", widths[retry["tx_ack"][p]], "npus"),
+        ]
+    return out
+
+
+class PacketSoakHarness(wiring.Component):
+    """``fred_packet_soak`` (module docstring). ``link_register``: every signal between the
+    switch and the endpoints' side passes a register at its receiving end (each link one
+    cycle longer each way, and the endpoints start a cycle after the loader ends): the soak
+    the two-thread build runs, as one model. ``side``: "whole", or the "switch" or "npus"
+    half of a soak with ``link_register`` (hw_soak_split.py), whose crossings are ports."""
+
+    def __init__(
+        self,
+        params: PacketParams,
+        manifest: dict,
+        plan: SoakPlan,
+        link_register: bool = False,
+        side: str = "whole",
+    ):
         if plan.ports != params.ports:
             raise InputError(f"a plan for {plan.ports} ports on a {params.ports}-port switch")
+        if side not in SIDES:
+            raise InputError(f"side must be one of {', '.join(SIDES)}, got {side!r}")
+        if side != "whole" and not link_register:
+            raise InputError("a side of the soak runs only with link_register")
         self.params, self.manifest, self.plan = params, manifest, plan
+        self.link_register, self.side = link_register, side
+        self.crossings = crossings(params, manifest)
         P = params.ports
         self.streams = [plan.streams(p) for p in range(P)]
-        members = {
-            "clk": In(1),
-            "running": Out(1),
-            "cycles": Out(64),
-            "reconfigurations": Out(COUNT_BITS),
-            "slot_error": Out(params.switch.slots),
-        }
-        for p in range(P):
-            for name in NPU_COUNTERS:
-                members[f"p{p}_{name}"] = Out(COUNT_BITS)
-            for i in range(len(self.streams[p][1])):
-                members[f"p{p}_delivered{i}"] = Out(COUNT_BITS)
-                members[f"p{p}_longest_wait{i}"] = Out(COUNT_BITS)
-            for d in ("up", "down"):
-                for name in LINK_COUNTERS:
-                    members[f"p{p}_{d}_{name}"] = Out(COUNT_BITS)
+        members: dict = {"clk": In(1)}
+        if side == "whole":
+            members["running"] = Out(1)
+        if side != "npus":
+            members["reconfigurations"] = Out(COUNT_BITS)
+            members["slot_error"] = Out(params.switch.slots)
+        if side != "switch":
+            members["cycles"] = Out(64)
+            for p in range(P):
+                for name in NPU_COUNTERS:
+                    members[f"p{p}_{name}"] = Out(COUNT_BITS)
+                for i in range(len(self.streams[p][1])):
+                    members[f"p{p}_delivered{i}"] = Out(COUNT_BITS)
+                    members[f"p{p}_longest_wait{i}"] = Out(COUNT_BITS)
+                for d in ("up", "down"):
+                    for name in LINK_COUNTERS:
+                        members[f"p{p}_{d}_{name}"] = Out(COUNT_BITS)
+        if side != "whole":
+            for c in self.crossings:
+                members[c.name] = (Out if c.driver == side else In)(c.width)
         super().__init__(members)
 
     def counter_names(self) -> list[str]:
-        return [n for n in self.signature.members if n not in ("clk", "running", "slot_error")]
+        crossing = {c.name for c in self.crossings} if self.side != "whole" else set()
+        skip = {"clk", "running", "slot_error"} | crossing
+        return [n for n in self.signature.members if n not in skip]
 
-    def elaborate(self, platform) -> Module:  # noqa: C901 (the wiring of every port)
+    def elaborate(self, platform) -> Module:
         m = Module()
-        params, plan, P = self.params, self.plan, self.params.ports
-        man = self.manifest
         clock_without_reset(m, self.clk)
+        # What each side drives onto a crossing, and what the other side reads of it.
+        sent: dict[str, Value] = {}
+        seen: dict[str, Value] = {}
+        for c in self.crossings:
+            if self.side == "whole":
+                sent[c.name] = drive = Signal(c.width, name=c.name)
+            elif c.driver == self.side:
+                sent[c.name] = getattr(self, c.name)
+                continue
+            else:
+                drive = getattr(self, c.name)
+            if self.link_register:
+                seen[c.name] = Signal(c.width, name=f"{c.name}_r")
+                m.d.sync += seen[c.name].eq(drive)
+            else:
+                seen[c.name] = drive
+        if self.side != "npus":
+            self._switch_side(m, sent, seen)
+        if self.side != "switch":
+            self._npu_side(m, sent, seen)
+        return m
 
-        # -- the loader ------------------------------------------------------------------
+    def _switch_side(self, m: Module, sent: dict, seen: dict) -> None:
+        """The loader, the switch and its reconfiguration count."""
+        params, plan, man = self.params, self.plan, self.manifest
         writes = _writes(man, plan, params)
         step = Signal(range(len(writes) + 1))
         running = Signal()
@@ -131,49 +213,66 @@ class PacketSoakHarness(wiring.Component):
             for k, (port, bits) in enumerate(writes):
                 with m.Case(k):
                     m.d.comb += [payload[port].eq(bits), valid[port].eq(1)]
-        m.d.comb += self.running.eq(running)
+        m.d.comb += sent["running"].eq(running)
+        if self.side == "whole":
+            m.d.comb += self.running.eq(running)
+        conns: dict[str, Value] = {}
+        for k in ("cfg", "flows"):
+            conns[streams[k]["payload"]] = payload[k]
+            conns[streams[k]["valid"]] = valid[k]
+        links = man["links"]
+        for p in range(params.ports):
+            conns[links["rx"][p]["payload"]] = seen[f"sw_rx{p}"]
+            conns[links["rx"][p]["valid"]] = seen[f"sw_rx{p}_v"]
+            conns[links["tx"][p]["payload"]] = sent[f"sw_tx{p}"]
+            conns[links["tx"][p]["valid"]] = sent[f"sw_tx{p}_v"]
+            conns[man["credits"]["rx_credit"][p]] = sent[f"sw_rx_credit{p}"]
+            conns[man["credits"]["tx_credit"][p]] = seen[f"sw_tx_credit{p}"]
+            conns[man["link_retry"]["rx_ack"][p]] = sent[f"sw_rx_ack{p}"]
+            conns[man["link_retry"]["tx_ack"][p]] = seen[f"sw_tx_ack{p}"]
+        reconf = Signal()
+        slot_error = Signal(params.switch.slots)
+        conns[man["status"]["reconfiguring"]] = reconf
+        conns[man["status"]["slot_error"]] = slot_error
+        m.d.comb += self.slot_error.eq(slot_error)
+        was = Signal()
+        m.d.sync += was.eq(reconf)
+        with m.If(reconf & ~was):
+            m.d.sync += self.reconfigurations.eq(self.reconfigurations + 1)
+        m.submodules.dut = manifest_instance(man, conns, idle_inputs=True)
+
+    def _npu_side(self, m: Module, sent: dict, seen: dict) -> None:  # noqa: C901 (every port)
+        """The endpoints and the injectors, and their counters."""
+        params, plan = self.params, self.plan
+        running = seen["running"]
         run_late = Signal()  # the injectors behind the endpoints' registered tx
         m.d.sync += run_late.eq(running)
         with m.If(running):
             m.d.sync += self.cycles.eq(self.cycles + 1)
-
-        # -- endpoints and injectors --------------------------------------------------------
         rates = plan.links.faults
-        conns: dict[str, Value] = {}
-        links = man["links"]
-        width = links["width"]
-        eps = []
-        for p in range(P):
+        for p in range(params.ports):
             sends, recvs = self.streams[p]
             ep = NpuEndpoint(params, p, sends, recvs, plan.knobs(p))
             m.submodules[f"npu{p}"] = EnableInserter(running)(ep)
-            eps.append(ep)
             up = FaultInjector(params, rates, link_seed(plan.seed, p, "up"))
             down = FaultInjector(params, rates, link_seed(plan.seed, p, "down"))
             m.submodules[f"up{p}"] = EnableInserter(run_late)(up)
             m.submodules[f"down{p}"] = EnableInserter(running)(down)
-            tx_payload, tx_valid = Signal(width, name=f"sw_tx{p}"), Signal(name=f"sw_tx{p}_v")
-            rx_credit = Signal(4, name=f"sw_rx_credit{p}")
-            rx_ack = Signal(len(ep.rx_ack.as_value()), name=f"sw_rx_ack{p}")
+            rx_credit = seen[f"sw_rx_credit{p}"]
             m.d.comb += [
-                down.i_valid.eq(tx_valid & running),
-                down.i.eq(tx_payload),
+                down.i_valid.eq(seen[f"sw_tx{p}_v"] & running),
+                down.i.eq(seen[f"sw_tx{p}"]),
                 ep.rx.valid.eq(down.o_valid),
                 ep.rx.payload.eq(down.o),
-                ep.rx_credit.eq(rx_credit & running.replicate(4)),
-                ep.rx_ack.eq(rx_ack),
+                ep.rx_credit.eq(rx_credit & running.replicate(len(rx_credit))),
+                ep.rx_ack.eq(seen[f"sw_rx_ack{p}"]),
                 up.i_valid.eq(ep.tx.valid),
                 up.i.eq(ep.tx.payload),
+                sent[f"sw_rx{p}"].eq(up.o.as_value()),
+                sent[f"sw_rx{p}_v"].eq(up.o_valid & run_late),
+                sent[f"sw_tx_credit{p}"].eq(ep.tx_credit),
+                sent[f"sw_tx_ack{p}"].eq(ep.tx_ack.as_value()),
             ]
-            names = links["rx"][p]
-            conns[names["payload"]] = up.o.as_value()
-            conns[names["valid"]] = up.o_valid & run_late
-            conns[links["tx"][p]["payload"]] = tx_payload
-            conns[links["tx"][p]["valid"]] = tx_valid
-            conns[man["credits"]["rx_credit"][p]] = rx_credit
-            conns[man["credits"]["tx_credit"][p]] = ep.tx_credit
-            conns[man["link_retry"]["rx_ack"][p]] = rx_ack
-            conns[man["link_retry"]["tx_ack"][p]] = ep.tx_ack.as_value()
             for name in NPU_COUNTERS:
                 m.d.comb += getattr(self, f"p{p}_{name}").eq(getattr(ep, name))
             for i in range(len(recvs)):
@@ -192,28 +291,12 @@ class PacketSoakHarness(wiring.Component):
                 for name in LINK_COUNTERS:
                     m.d.comb += getattr(self, f"p{p}_{d}_{name}").eq(getattr(inj, name))
 
-        # -- the switch ---------------------------------------------------------------------
-        for k in ("cfg", "flows"):
-            conns[streams[k]["payload"]] = payload[k]
-            conns[streams[k]["valid"]] = valid[k]
-        reconf = Signal()
-        slot_error = Signal(params.switch.slots)
-        conns[man["status"]["reconfiguring"]] = reconf
-        conns[man["status"]["slot_error"]] = slot_error
-        m.d.comb += self.slot_error.eq(slot_error)
-        was = Signal()
-        m.d.sync += was.eq(reconf)
-        with m.If(reconf & ~was):
-            m.d.sync += self.reconfigurations.eq(self.reconfigurations + 1)
-        m.submodules.dut = manifest_instance(self.manifest, conns, idle_inputs=True)
-        return m
-
 
 # -- building and running ---------------------------------------------------------------------
 
 
-#: The C++ main: clock the harness for argv[1] cycles from power-up, print its counters as one JSON
-#: line with the seconds the loop took (@PRINTS@: one printf per counter).
+#: The C++ main: clock the harness for argv[1] cycles from power-up, then report
+#: (@REPORT@: REPORT_CPP).
 MAIN_CPP = r"""
 #include "Vfred_packet_soak.h"
 #include "verilated.h"
@@ -231,22 +314,33 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     std::clock_t c0 = std::clock();
     for (unsigned long long c = 0; c < n; c++) cycle(top);
-    double cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
+@REPORT@"""
+
+#: The end of a soak's main, after its clock loop (``t0``, ``c0``: its start): the loop's
+#: wall and CPU seconds and every counter as one JSON line (@PRINTS@; @SW@: the model that
+#: holds ``slot_error``, printed last).
+REPORT_CPP = r"""    double cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
     auto t1 = std::chrono::steady_clock::now();
     double s = std::chrono::duration<double>(t1 - t0).count();
     printf("{\"clocked\": %llu, \"seconds\": %.6f, \"cpu_seconds\": %.6f, ", n, s, cpu);
 @PRINTS@
-    printf("\"slot_error\": %llu}\n", (unsigned long long)top.slot_error);
+    printf("\"slot_error\": %llu}\n", (unsigned long long)@SW@.slot_error);
     return 0;
 }
 """
 
 
-def driver_cpp(names: list[str]) -> str:
+def report_cpp(counters: list[tuple[str, str]], switch_model: str) -> str:
+    """REPORT_CPP printing each (model, counter) of ``counters``."""
     prints = "\n".join(
-        f'    printf("\\"{n}\\": %llu, ", (unsigned long long)top.{n});' for n in names
+        f'    printf("\\"{n}\\": %llu, ", (unsigned long long){model}.{n});'
+        for model, n in counters
     )
-    return MAIN_CPP.replace("@PRINTS@", prints)
+    return REPORT_CPP.replace("@PRINTS@", prints).replace("@SW@", switch_model)
+
+
+def driver_cpp(names: list[str]) -> str:
+    return MAIN_CPP.replace("@REPORT@", report_cpp([("top", n) for n in names], "top"))
 
 
 @dataclass
@@ -301,33 +395,60 @@ class HwSoakResult:
 SOAK_OPT = "-O3"
 
 
-def _build(
-    params: PacketParams, plan: SoakPlan, root: Path, opt: str = SOAK_OPT
-) -> tuple[Path, float, list[str]]:
-    from fredfab.sim.verify.toolchain import sim_env, verilator_make_flags
+def verilator_command(top: str, opt: str, *args: str) -> list[str]:
+    """Verilator's build of a soak model with top module ``top``: its full optimisation, and
+    no X handling or assertions in the loop (the design has neither); ``args``: what else
+    (``--exe``, the output, the files)."""
+    from fredfab.sim.verify.toolchain import verilator_make_flags
 
+    return [
+        "verilator", "--cc", "--build", "-j", "2", "--top-module", top,
+        "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
+        *[f"-Wno-{w}" for w in cosim.VERILATOR_WAIVERS], "-Wno-fatal",
+        "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include", "-MAKEFLAGS", f"OPT_FAST={opt}",
+        *verilator_make_flags(), *args,
+    ]  # fmt: skip
+
+
+def run_verilator(cmd: list[str], cwd: Path, log: Path) -> None:
+    """Run a soak model's build, its output in ``log``; a failure is a CosimError."""
+    from fredfab.sim.verify.toolchain import sim_env
+
+    r = subprocess.run(cmd, cwd=cwd, env=sim_env(), capture_output=True, text=True)
+    log.write_text(r.stdout + r.stderr)
+    if r.returncode != 0:
+        tail = (r.stdout + r.stderr)[-1500:]
+        raise cosim.CosimError(f"packet soak build failed, see {log}:\n{tail}")
+
+
+def soak_folder(params: PacketParams, plan: SoakPlan, root: Path, opt: str, kind: str) -> Path:
+    """Where a soak model builds: one folder per switch, seed, optimisation (another than
+    the usual builds beside it rather than over it) and kind ("" the soak, "-linkreg" with
+    registered links, "-2t" the two-thread soak)."""
+    folder = f"seed{plan.seed}" + ("" if opt == SOAK_OPT else opt) + kind
+    return Path(root).resolve() / "packet_soak" / params.name / folder
+
+
+def _build(
+    params: PacketParams,
+    plan: SoakPlan,
+    root: Path,
+    opt: str = SOAK_OPT,
+    link_register: bool = False,
+) -> tuple[Path, float, list[str]]:
     cosim.check_simulator("verilator")
     v_path, j_path = cosim.rtl(params, root)
     manifest = json.loads(j_path.read_text())
-    harness = PacketSoakHarness(params, manifest, plan)
+    harness = PacketSoakHarness(params, manifest, plan, link_register=link_register)
     names = harness.counter_names()
-    # Another optimisation builds beside the usual one rather than over it.
-    folder = f"seed{plan.seed}" + ("" if opt == SOAK_OPT else opt)
-    out = Path(root).resolve() / "packet_soak" / params.name / folder
+    out = soak_folder(params, plan, root, opt, "-linkreg" if link_register else "")
     exe = out / "obj" / "soak"
     t0 = time.perf_counter()
     text = verilog.convert(harness, name=MODULE, emit_src=False)
     main = driver_cpp(names)
-    # Verilator's full optimisation, and no X handling or assertions in the loop (the design
-    # has neither).
-    cmd = [
-        "verilator", "--cc", "--exe", "--build", "-j", "2", "--top-module", MODULE,
-        "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
-        *[f"-Wno-{w}" for w in cosim.VERILATOR_WAIVERS], "-Wno-fatal",
-        "-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include", "-MAKEFLAGS", f"OPT_FAST={opt}",
-        *verilator_make_flags(), "-Mdir", "obj", "-o", "soak",
-        "main.cpp", "harness.v", "dut.v",
-    ]  # fmt: skip
+    cmd = verilator_command(
+        MODULE, opt, "--exe", "-Mdir", "obj", "-o", "soak", "main.cpp", "harness.v", "dut.v"
+    )
     key = hashlib.sha256("\0".join([text, main, v_path.read_text(), *cmd]).encode()).hexdigest()
 
     def compile_() -> None:
@@ -335,11 +456,7 @@ def _build(
         (out / "harness.v").write_text(text)
         (out / "dut.v").write_text(v_path.read_text())
         (out / "main.cpp").write_text(main)
-        r = subprocess.run(cmd, cwd=out, env=sim_env(), capture_output=True, text=True)
-        (out / "build.log").write_text(r.stdout + r.stderr)
-        if r.returncode != 0:
-            log = (r.stdout + r.stderr)[-1500:]
-            raise cosim.CosimError(f"packet soak build failed, see {out / 'build.log'}:\n{log}")
+        run_verilator(cmd, out, out / "build.log")
 
     cached_build(out, key, compile_, outputs=[exe])
     return exe, time.perf_counter() - t0, names
@@ -351,19 +468,32 @@ def hw_soak(
     cycles: int,
     root: Path = cosim.DEFAULT_ROOT,
     opt: str = SOAK_OPT,
+    threads: int = 1,
+    link_register: bool = False,
 ) -> HwSoakResult:
     """Build (cached) and run the hardware soak of ``plan`` for ``cycles`` clock cycles;
-    ``opt``: the C++ optimisation (a short run may spend less on compiling)."""
+    ``opt``: the C++ optimisation (a short run may spend less on compiling). ``threads``
+    2: the switch and the endpoints as two models on two threads (hw_soak_split.py), its
+    links registered at their receiving ends; ``link_register``: the same links in one
+    model on one thread (``threads`` 2 gives its counters)."""
     if cycles < 1:
         raise InputError(f"cycles must be >= 1, got {cycles}")
-    exe, build_s, _ = _build(params, plan, root, opt)
+    if threads not in (1, 2):
+        raise InputError(f"threads must be 1 or 2, got {threads}")
+    if threads == 2:
+        from fredfab.sim.verify.packet.hw_soak_split import build_split
+
+        exe, build_s = build_split(params, plan, root, opt)
+    else:
+        exe, build_s, _ = _build(params, plan, root, opt, link_register)
     r = subprocess.run([str(exe), str(cycles)], capture_output=True, text=True, cwd=exe.parent)
     line = next((ln for ln in r.stdout.splitlines() if ln.startswith("{")), None)
     if r.returncode != 0 or line is None:
         raise cosim.CosimError(f"packet soak run failed ({r.returncode}): {r.stderr[-500:]}")
     d = json.loads(line)
     clocked, seconds, cpu = d.pop("clocked"), d.pop("seconds"), d.pop("cpu_seconds")
-    return HwSoakResult(params.name, plan, clocked, seconds, cpu, build_s, d)
+    kind = "-2t" if threads == 2 else "-linkreg" if link_register else ""
+    return HwSoakResult(params.name + kind, plan, clocked, seconds, cpu, build_s, d)
 
 
 def hw_soak_summary(r: HwSoakResult) -> dict:

@@ -45,11 +45,28 @@ def test_a_short_hardware_soak_checks_every_delivery():
     assert r.cycles > 290_000 and r.delivered > 40_000
 
 
+@pytest.mark.needs("verilator")
+def test_the_two_thread_soak_is_the_one_model_soak_with_registered_links():
+    """Split over two models on two threads (hw_soak_split.py), the soak with every link
+    registered at its receiving end counts exactly what the one model with the same
+    registers counts, and passes the same checks; the registers do change the soak."""
+    plan, n = SoakPlan(4, 1, HOSTILE), 200_000
+    two = hw_soak(PARAMS, plan, n, root=ROOT, opt="-O1", threads=2)
+    one = hw_soak(PARAMS, plan, n, root=ROOT, opt="-O1", link_register=True)
+    assert two.counters == one.counters
+    _check(two)
+    assert two.cycles > 190_000 and two.delivered > 25_000
+    plain = hw_soak(PARAMS, plan, n, root=ROOT, opt="-O1")  # the test above's build
+    assert plain.counters != two.counters
+
+
 @pytest.mark.slow
 @pytest.mark.needs("verilator")
-def test_packet_hardware_soak_hundred_million_cycles():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_packet_hardware_soak_hundred_million_cycles(threads):
     """10**8 cycles of MP, DP and PP in messages on links that drop, corrupt, burst and
-    fall silent: every delivery checked (its sum, its place, once), not one error."""
-    r = hw_soak(PARAMS, SoakPlan(4, 7, HOSTILE), 100_000_000, root=ROOT)
+    fall silent: every delivery checked (its sum, its place, once), not one error; on one
+    thread, and split over two (links a cycle longer)."""
+    r = hw_soak(PARAMS, SoakPlan(4, 7, HOSTILE), 100_000_000, root=ROOT, threads=threads)
     _check(r)
     assert r.cycles >= 99_999_000 and r.delivered > 10_000_000
