@@ -6,11 +6,13 @@ All-Reduce, all-to-all unicast, the three phases at random times, the same on fa
 links), or with ``--soak CYCLES`` random three-phase traffic on faulty links until that many
 cycles have run (fredfab.sim.verify.packet.soak), or with ``--hw-soak CYCLES`` the same kind
 of traffic with hardware NPU endpoints and fault injectors around the switch, on Verilator
-(fredfab.sim.verify.packet.hw_soak: integer element types; about 70 times faster per CPU
-second than --soak). Every delivery is checked bit for bit, once and in order. Prints one
-row per scenario: cycles, packets delivered, retransmissions, link-level replays, packets
-received damaged, and goodput (payload flits delivered per cycle per port); the hardware
-soak prints its counters.
+(fredfab.sim.verify.packet.hw_soak: integer element types; about 75 times faster per CPU
+second than --soak; ``--hw-soak-threads 2`` splits it over two threads, links a cycle
+longer, about 120 times faster by the wall clock: hw_soak_split.py).
+Every delivery is checked bit for bit, once and in order. Prints one row per scenario:
+cycles, packets delivered, retransmissions, link-level replays, packets received damaged,
+and goodput (payload flits delivered per cycle per port); the hardware soak prints its
+counters.
 Exit status 1 when a scenario fails, 2 on bad input.
 """
 
@@ -37,7 +39,7 @@ SILENCE_RATE = (0.0, 0.01)
 #: Options of `fred cosim` that mean nothing in packet mode.
 CIRCUIT_ONLY = ("fabric", "flows", "scenario", "inject_error", "timing_card")
 #: Options of `fred cosim --packet` beyond the packet format's.
-RUN_OPTIONS = ("drop", "corrupt", "burst", "silence", "soak", "hw_soak")
+RUN_OPTIONS = ("drop", "corrupt", "burst", "silence", "soak", "hw_soak", "hw_soak_threads")
 
 
 def add_packet_arguments(p: argparse.ArgumentParser) -> None:
@@ -89,6 +91,14 @@ def add_packet_arguments(p: argparse.ArgumentParser) -> None:
         help=f"the soak with hardware endpoints on Verilator for CYCLES cycles "
         f"({span(HW_SOAK_CYCLES)}; integer --dtype; 10**8 take minutes)",
     )
+    g.add_argument(
+        "--hw-soak-threads",
+        type=int,
+        choices=(1, 2),
+        metavar="N",
+        help="2: the --hw-soak's switch and endpoints on two threads, each link registered "
+        "once more at its receiving end (a cycle longer each way; default 1)",
+    )
 
 
 def check_packet_options(args: argparse.Namespace) -> None:
@@ -122,6 +132,8 @@ def run_packet_cli(args: argparse.Namespace) -> int:
 
     if args.ports is None:
         raise UserError("--ports is required")
+    if args.hw_soak_threads and not args.hw_soak:
+        raise UserError("--hw-soak-threads needs --hw-soak")
     params = packet_params_from(args)
     try:
         cosim.check_simulator(args.sim)
@@ -206,6 +218,7 @@ def _hw_soak(args: argparse.Namespace, params) -> int:
 
     if args.sim != "verilator":
         raise UserError("--hw-soak runs on Verilator (--sim verilator)")
+    threads = args.hw_soak_threads or 1
     if params.switch.element.is_float:
         raise UserError(
             "--hw-soak checks sums of integer element types: use an integer --dtype "
@@ -221,14 +234,20 @@ def _hw_soak(args: argparse.Namespace, params) -> int:
     )
     plan = SoakPlan(params.ports, args.seed, links)
     if not args.json:
-        print(f"verilator: {params.name}, hardware soak of {args.hw_soak} cycles ...", flush=True)
-    r = hw_soak(params, plan, args.hw_soak, root=args.root)
+        on = " on two threads" if threads == 2 else ""
+        print(
+            f"verilator: {params.name}, hardware soak of {args.hw_soak} cycles{on} ...",
+            flush=True,
+        )
+    r = hw_soak(params, plan, args.hw_soak, root=args.root, threads=threads)
     passed = r.errors == 0 and r.delivered > 0
     summary = hw_soak_summary(r)
     if args.json:
         print(
             json.dumps(
-                {"sim": "verilator", "variant": params.name, "passed": passed, **summary}, indent=1
+                {"sim": "verilator", "variant": params.name, "threads": threads, "passed": passed}
+                | summary,
+                indent=1,
             )
         )
     else:

@@ -32,6 +32,8 @@ ROOT = shared_build_root()
         (["--waves", "--soak", "5000"], "--waves traces the standard scenarios, not a --soak"),
         (["--timing-card"], "--timing-card does not apply to --packet"),
         (["--fabric", "fred-b"], "--fabric does not apply to --packet"),
+        (["--hw-soak-threads", "2"], "--hw-soak-threads needs --hw-soak"),
+        (["--hw-soak", "1000", "--hw-soak-threads", "3"], "invalid choice: 3"),
     ],
 )
 def test_bad_packet_options(extra, message, capsys, tmp_path):
@@ -41,7 +43,10 @@ def test_bad_packet_options(extra, message, capsys, tmp_path):
     assert not (tmp_path / "out").exists()  # nothing was built
 
 
-@pytest.mark.parametrize("option", [["--drop", "0.1"], ["--soak", "5000"], ["--data-depth", "2"]])
+@pytest.mark.parametrize(
+    "option",
+    [["--drop", "0.1"], ["--soak", "5000"], ["--data-depth", "2"], ["--hw-soak-threads", "2"]],
+)
 def test_packet_options_need_packet(option, capsys, tmp_path):
     code = main(["cosim", "-P", "4", "--root", str(tmp_path), *option])
     err = capsys.readouterr().err
