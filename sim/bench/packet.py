@@ -9,9 +9,10 @@ Rows have a ``what`` column:
   process start and slot loading are left out; also per CPU second of that process (the
   machine may be shared).
 - ``hw_speed``: cycles per second of the hardware soak (hardware NPU endpoints and fault
-  injectors around the switch's Verilog, one Verilated model: hw_soak.py) at P = 4 and 8,
-  the median of 3 runs; per CPU second too, and against the Python bench's speed on the
-  same switch (``vs_python``, per CPU second of each).
+  injectors around the switch's Verilog, one Verilated model: hw_soak.py; ``threads`` 2:
+  two models on two threads, links a cycle longer: hw_soak_split.py) at P = 4 and 8, the
+  median of 3 runs; per CPU second too, and against the Python bench's speed on the same
+  switch (``vs_python`` per CPU second of each, ``vs_python_wall`` by the wall clock).
 - ``goodput``: the three-phase scenario (MP, DP and PP at once, random starts,
   backpressure and idles: scenarios.three_phases) with drop = corrupt = rate per flit on
   every link, rate in {0, 1e-4, 1e-3, 1e-2}, at P = 4 and 8, with link-level retry (the
@@ -21,7 +22,8 @@ Rows have a ``what`` column:
   goodput against rate.
 - ``soak``: fredfab.sim.verify.packet.soak (Python endpoints) for 10**6 cycles at 1e-3
   (``--quick``: 5 * 10**4); ``hw_soak``: the hardware soak of P = 4 for 10**8 cycles
-  (``--quick``: 10**6) at 1e-3 drop and corrupt, bursts and silences, with its counters.
+  (``--quick``: 10**6) at 1e-3 drop and corrupt, bursts and silences, with its counters,
+  on one thread and on two.
 - ``costs``: what the protocol costs, as the timing card states it
   (fredfab.sim.verify.packet.timing): link cycles per packet without payload (the header),
   payload rate of a phase alone and of MP and DP competing, preemption latency, credit round
@@ -107,28 +109,33 @@ def _hw_speed_rows(quick: bool, python: list[dict]) -> list[dict]:
     cycles = 200_000 if quick else 1_000_000
     py = {r["variant"].replace("_bf16_", "_"): r for r in python if r["sim"] == "verilator"}
     rows = []
-    for params in HW_VARIANTS:
+    for params, threads in ((p, t) for p in HW_VARIANTS for t in (1, 2)):
         plan = SoakPlan(params.ports, 1, HW_SOAK_LINKS)
-        runs = [hw_soak(params, plan, cycles) for _ in range(REPEAT)]
+        runs = [hw_soak(params, plan, cycles, threads=threads) for _ in range(REPEAT)]
         cpu = statistics.median(r.cycles_per_cpu_second for r in runs)
-        ref = py.get(params.name.replace("_int16_", "_"))
+        wall = statistics.median(r.cycles_per_second for r in runs)
+        ref = py.get(params.name.replace("_int16_", "_")) or {}
         rows.append(
             {
                 "what": "hw_speed",
                 "sim": "verilator",
                 "variant": params.name,
+                "threads": threads,
                 "passed": all(r.errors == 0 for r in runs),
                 "cycles": cycles,
                 "run_s": statistics.median(r.seconds for r in runs),
-                "cycles_per_s": statistics.median(r.cycles_per_second for r in runs),
+                "cycles_per_s": wall,
                 "cycles_per_cpu_s": cpu,
-                "vs_python": cpu / ref["cycles_per_cpu_s"]
-                if ref and ref.get("cycles_per_cpu_s")
-                else None,
+                "vs_python": _ratio(cpu, ref.get("cycles_per_cpu_s")),
+                "vs_python_wall": _ratio(wall, ref.get("cycles_per_s")),
                 "build_s": runs[0].build_seconds,
             }
         )
     return rows
+
+
+def _ratio(a: float, b: float | None) -> float | None:
+    return a / b if b else None
 
 
 def _goodput_rows(quick: bool) -> list[dict]:
@@ -228,17 +235,22 @@ def _soak_rows(quick: bool) -> list[dict]:
 
 def _hw_soak_rows(quick: bool) -> list[dict]:
     params = HW_VARIANTS[0]
-    r = hw_soak(params, SoakPlan(params.ports, 7, HW_SOAK_LINKS), 1_000_000 if quick else 10**8)
-    return [
-        {
-            "what": "hw_soak",
-            "sim": "verilator",
-            "variant": params.name,
-            "passed": r.errors == 0 and r.delivered > 0,
-            "rate": HW_SOAK_LINKS.drop,
-            **hw_soak_summary(r),
-        }
-    ]
+    plan = SoakPlan(params.ports, 7, HW_SOAK_LINKS)
+    rows = []
+    for threads in (1, 2):
+        r = hw_soak(params, plan, 1_000_000 if quick else 10**8, threads=threads)
+        rows.append(
+            {
+                "what": "hw_soak",
+                "sim": "verilator",
+                "variant": params.name,
+                "threads": threads,
+                "passed": r.errors == 0 and r.delivered > 0,
+                "rate": HW_SOAK_LINKS.drop,
+                **hw_soak_summary(r),
+            }
+        )
+    return rows
 
 
 def _cost_rows(quick: bool) -> list[dict]:
