@@ -56,6 +56,15 @@ SPLIT_MAIN_CPP = r"""
 #include <thread>
 #include <type_traits>
 
+// A spinning wait's hint to the core (x86's pause, Arm's yield; nothing elsewhere).
+#if defined(__x86_64__) || defined(__i386__)
+#define SPIN_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define SPIN_PAUSE() asm volatile("yield")
+#else
+#define SPIN_PAUSE() ((void)0)
+#endif
+
 #define FIELD(M, name) std::remove_reference_t<decltype(M::name)> name;
 struct FromSwitch { @FROM_SW_FIELDS@ };
 struct FromNpus { @FROM_NPU_FIELDS@ };
@@ -73,7 +82,7 @@ static FromNpus from_npu[2];
 static void wait_for(const std::atomic<unsigned long long>& done, unsigned long long c) {
     unsigned spins = 0;
     while (done.load(std::memory_order_acquire) < c) {
-        if (++spins < 20000) __builtin_ia32_pause();
+        if (++spins < 20000) SPIN_PAUSE();
         else sched_yield();
     }
 }
