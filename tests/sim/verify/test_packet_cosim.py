@@ -92,7 +92,10 @@ def _check(
             assert faults["dropped"] + faults["corrupted"] > 0, sc.name
             if params.fmt.link_retry:
                 # The links replayed what they lost; the packets above saw none of it.
-                assert r["link_replays"] > 0 and r["link_rejected"] > 0, sc.name
+                # The NPUs count replays of their up links and rejections of what came
+                # down; a few faults may all fall one way (wide-107 at P = 8: three
+                # replays, nothing rejected), so either shows the retry at work.
+                assert r["link_replays"] + r["link_rejected"] > 0, sc.name
             else:
                 assert r["retransmissions"] > 0, sc.name
                 if sc.links.corrupt:
