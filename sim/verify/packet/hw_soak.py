@@ -87,9 +87,7 @@ SIDES = ("whole", "switch", "npus")
 @dataclass(frozen=True)
 class Crossing:
     """A signal between the switch's side and the endpoints' side: its name (a port of a
-    side's harness), width, and the side that drives it. Every one is a function of its
-    driving side's registers alone (the switch's outputs are registered; the endpoints' tx
-    is, and the injector and the credit and ack outputs depend on registers only)."""
+    side's harness), width, and the side that drives it."""
 
     name: str
     width: int
