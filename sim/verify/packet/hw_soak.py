@@ -162,8 +162,7 @@ class PacketSoakHarness(wiring.Component):
         super().__init__(members)
 
     def counter_names(self) -> list[str]:
-        crossing = {c.name for c in self.crossings} if self.side != "whole" else set()
-        skip = {"clk", "running", "slot_error"} | crossing
+        skip = {"clk", "running", "slot_error", *(c.name for c in self.crossings)}
         return [n for n in self.signature.members if n not in skip]
 
     def elaborate(self, platform) -> Module:

@@ -147,7 +147,7 @@ def build_split(
 ) -> tuple[Path, float]:
     """Build (cached) the two-thread soak: the switch's side as a library, then the
     endpoints' side with the main linked against it. Returns the program and the seconds
-    spent (0 when cached)."""
+    spent on both (the Verilog's conversion included, as ``hw_soak._build`` counts it)."""
     cosim.check_simulator("verilator")
     v_path, j_path = cosim.rtl(params, root)
     manifest = json.loads(j_path.read_text())
