@@ -16,7 +16,7 @@ demo: $(STAMP)
 # --durations: every run ends with its slowest tests. Under CI (CI=true) tests/conftest.py
 # adds a seed-chosen slice of the slow suite (README, "Tests").
 test: $(STAMP)
-	$(PY) -m pytest -n auto --dist worksteal -q --durations=15
+	$(PY) -m pytest -n auto -q --durations=15
 
 # `make bench QUICK=1` (or `make bench-quick`): fewer repeats and sizes.
 bench: $(STAMP)
