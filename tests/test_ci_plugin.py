@@ -8,8 +8,15 @@ from types import SimpleNamespace
 import pytest
 
 from fredfab.sim.verify.toolchain import ToolMissing
-from tests import conftest, simulators
-from tests.slow_slice import budget_seconds, choose, estimate, partition, seed_from
+from tests import conftest, simulators, slow_slice
+from tests.slow_slice import (
+    budget_seconds,
+    choose,
+    durations_from_report,
+    estimate,
+    partition,
+    seed_from,
+)
 
 
 @pytest.fixture
@@ -80,9 +87,30 @@ IDS += [
 IDS += ["tests/hw/test_adder.py::test_exhaustive_every_pair[fp16]", "tests/x.py::test_unknown"]
 
 
-def test_estimates_grow_with_ports_and_cover_unknown_tests():
+def test_estimates_grow_with_ports_and_cover_unknown_tests(monkeypatch):
+    monkeypatch.setattr(slow_slice, "MEASURED", {})  # the rules alone
     assert estimate(IDS[14]) > estimate(IDS[0]) > 0  # P = 16 against P = 2
-    assert estimate("tests/x.py::test_unknown") > 0
+    assert estimate("tests/x.py::test_unknown") == slow_slice.DEFAULT_SECONDS
+
+
+def test_a_measured_duration_overrides_the_rule(monkeypatch):
+    monkeypatch.setattr(slow_slice, "MEASURED", {IDS[14]: 3.5})
+    assert estimate(IDS[14]) == 3.5
+    assert estimate(IDS[13]) > 3.5  # P = 15 by its rule
+
+
+def test_durations_are_read_from_the_report_and_summed_per_test():
+    report = (
+        "============ slowest durations ============\n"
+        "12.50s call     tests/a.py::test_x[p 1]\n"
+        "0.25s setup    tests/a.py::test_x[p 1]\n"
+        "3.00s call     tests/b.py::test_y\n"
+        "1 passed in 16.00s\n"
+    )
+    assert durations_from_report(report) == {
+        "tests/a.py::test_x[p 1]": 12.75,
+        "tests/b.py::test_y": 3.0,
+    }
 
 
 @pytest.mark.parametrize("budget", [300.0, 900.0, 1e9])
