@@ -31,10 +31,14 @@ DEFAULT_BUDGET = 1500.0
 DEFAULT_SECONDS = 60.0
 
 
+#: Each slow test's measured seconds, and the run they come from (written by ``main``).
+DURATIONS_FILE = Path(__file__).with_name("slow_durations.json")
+
+
 def _measured() -> dict[str, float]:
     """Seconds of each slow test (setup, call and teardown) in the run the file describes."""
-    path = Path(__file__).with_name("slow_durations.json")
-    return {k: float(v) for k, v in json.loads(path.read_text())["seconds"].items()}
+    seconds = json.loads(DURATIONS_FILE.read_text())["seconds"]
+    return {k: float(v) for k, v in seconds.items()}
 
 
 #: Node id -> measured seconds (tests/slow_durations.json).
@@ -280,7 +284,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
     seconds = durations_from_report(Path(argv[0]).read_text())
     doc = {"measured": argv[1], "seconds": {k: round(v, 1) for k, v in sorted(seconds.items())}}
-    Path(__file__).with_name("slow_durations.json").write_text(json.dumps(doc, indent=1) + "\n")
+    DURATIONS_FILE.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(seconds)} tests, {sum(seconds.values()):.0f} s")
     return 0
 
