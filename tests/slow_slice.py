@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -282,7 +283,18 @@ def main(argv: Sequence[str]) -> int:
     if len(argv) != 2:
         print(main.__doc__)
         return 2
-    seconds = durations_from_report(Path(argv[0]).read_text())
+    try:
+        seconds = durations_from_report(Path(argv[0]).read_text())
+    except OSError as e:
+        print(f"{argv[0]}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    if not seconds:
+        # An empty table would make every slow test an unknown one again: keep the old file.
+        print(
+            f"{argv[0]}: no --durations=0 report in it; {DURATIONS_FILE.name} unchanged",
+            file=sys.stderr,
+        )
+        return 2
     doc = {"measured": argv[1], "seconds": {k: round(v, 1) for k, v in sorted(seconds.items())}}
     DURATIONS_FILE.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{len(seconds)} tests, {sum(seconds.values()):.0f} s")
@@ -290,6 +302,4 @@ def main(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main(sys.argv[1:]))

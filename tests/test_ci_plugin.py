@@ -113,6 +113,23 @@ def test_durations_are_read_from_the_report_and_summed_per_test():
     }
 
 
+def test_rewriting_the_durations_refuses_a_missing_or_empty_log(tmp_path, monkeypatch, capsys):
+    table = tmp_path / "durations.json"
+    table.write_text('{"measured": "before", "seconds": {}}\n')
+    monkeypatch.setattr(slow_slice, "DURATIONS_FILE", table)
+    empty = tmp_path / "empty.log"
+    empty.write_text("1 passed in 16.00s\n")
+    assert slow_slice.main([str(tmp_path / "absent.log"), "how"]) == 2
+    assert slow_slice.main([str(empty), "how"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "absent.log" in err[0] and "no --durations=0 report" in err[1]
+    assert table.read_text() == '{"measured": "before", "seconds": {}}\n'  # left as it was
+    full = tmp_path / "full.log"
+    full.write_text("2.00s call     tests/b.py::test_y\n")
+    assert slow_slice.main([str(full), "fresh run"]) == 0
+    assert '"tests/b.py::test_y": 2.0' in table.read_text()
+
+
 @pytest.mark.parametrize("budget", [300.0, 900.0, 1e9])
 def test_successive_seeds_run_every_slow_test_once(budget):
     first = choose(IDS, 0, budget)
