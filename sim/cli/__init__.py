@@ -69,8 +69,20 @@ class UserError(InputError):
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line, ``fred route: error: ...``, exit status 2."""
 
+    #: The commands' own parsers (the top parser's; empty for theirs).
+    commands: dict[str, argparse.ArgumentParser]
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {_one_line(message)}\n")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        # argparse reports a command's unknown arguments from the top parser ("fred:
+        # error: ..."); the command's own parser names the command, as its other errors do.
+        ns, extra = self.parse_known_args(args, namespace)
+        if extra:
+            owner = getattr(self, "commands", {}).get(getattr(ns, "command", None), self)
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
+        return ns
 
 
 class _Version(argparse.Action):
@@ -107,8 +119,9 @@ def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentPars
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     wanted = COMMANDS if commands is None else commands
+    parser.commands = {}
     for name, text in COMMANDS.items():
-        p = sub.add_parser(name, help=text, description=text, epilog=EPILOG)
+        p = parser.commands[name] = sub.add_parser(name, help=text, description=text, epilog=EPILOG)
         if name in wanted:
             module = importlib.import_module(f"fredfab.sim.cli.{name}")
             module.add_arguments(p)

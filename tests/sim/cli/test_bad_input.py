@@ -394,6 +394,19 @@ def test_bad_command_lines_are_one_line(argv, scratch, capsys):
     assert "error: " in err and "usage:" not in err
 
 
+@pytest.mark.parametrize(
+    "argv, extra",
+    [
+        (["route", "--ports=4", "--flow=0:1", "--frob"], "--frob"),
+        (["route", "--ports=4", "stray", "--flow=0:1"], "stray"),
+        (["sensitivity", "--workload=gpt3-175b", "-j", "2"], "-j 2"),  # -j is sweep's
+    ],
+)
+def test_an_unknown_argument_is_blamed_on_its_command(argv, extra, scratch, capsys):
+    _, _, err = run_bad(argv, scratch, capsys)
+    assert err == f"fred {argv[0]}: error: unrecognized arguments: {extra}\n"
+
+
 @st.composite
 def flow_sets(draw, ports: int) -> list[str]:
     """Up to ``ports`` flows over disjoint ports (each port to one flow or none), and sometimes
@@ -484,3 +497,4 @@ def test_a_bad_input_file_is_one_line_naming_it(name, scratch, capsys):
     }[option]
     code, _, err = run_bad(argv, scratch, capsys)
     assert code == EXIT_BAD_INPUT and name in err, err
+
