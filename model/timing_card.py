@@ -73,6 +73,7 @@ from typing import Any
 from fredfab.model import defaults
 from fredfab.model.collective_kind import FLOW_KINDS
 from fredfab.model.errors import InputError
+from fredfab.model.input_files import read_text
 from fredfab.model.switch.arches import build_topology
 from fredfab.model.switch.config import Configuration
 from fredfab.model.switch.latency import latency_cycles
@@ -364,7 +365,7 @@ def load_timing_card(path: str | Path | None = None) -> TimingCard:
     p = Path(path)
     if not p.is_file():
         raise TimingCardError(f"timing card {p} does not exist")
-    return TimingCard.from_json(p.read_text(), source=str(p))
+    return TimingCard.from_json(read_text(p, TimingCardError, "the timing card"), source=str(p))
 
 
 def _nonneg(v: Any, name: str) -> float:

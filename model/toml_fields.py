@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fredfab.model.errors import InputError
+from fredfab.model.input_files import read_text
 
 #: Marks a field without a default: it must be present.
 REQUIRED: Any = object()
@@ -30,10 +31,9 @@ REQUIRED: Any = object()
 def read_toml(path: Path, error: type[Exception], what: str = "the file") -> dict[str, Any]:
     """The parsed TOML file ``path``; ``error`` (one line naming the path) when it cannot be
     read or is not TOML."""
+    text = read_text(path, error, what)
     try:
-        return tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot read {what}: {exc}") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML: {exc}") from None
 

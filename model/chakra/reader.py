@@ -33,6 +33,7 @@ from fredfab.model.chakra.trace import (
     Program,
     TraceNode,
 )
+from fredfab.model.input_files import read_text
 
 #: Ranks a job may have (the fabrics' own limit, model/system: 4096 NPUs).
 MAX_RANKS = 4096
@@ -114,7 +115,7 @@ def read_comm_groups(path: str | Path, ranks: int) -> dict[str, tuple[int, ...]]
     """ASTRA-sim's communicator groups (Workload::initialize_comm_groups): a JSON object
     from group id to its ranks."""
     try:
-        raw = json.loads(Path(path).read_text())
+        raw = json.loads(read_text(path, ChakraError, "the communicator groups"))
     except json.JSONDecodeError as exc:
         raise ChakraError(f"{path}: not JSON ({exc})") from None
     if not isinstance(raw, dict):

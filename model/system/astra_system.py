@@ -31,6 +31,7 @@ from typing import Any
 
 from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.errors import InputError
+from fredfab.model.input_files import read_text
 from fredfab.model.system.dims_algorithms import IMPLEMENTATIONS, per_dimension
 
 #: The implementation keys and the collective each configures.
@@ -138,7 +139,7 @@ def load_astra_system(path: str | Path) -> AstraSystem:
     ASTRA-sim reads; every mistake one line naming the file and the key."""
     p = Path(path)
     try:
-        raw = json.loads(p.read_text())
+        raw = json.loads(read_text(p, InputError, "the system file"))
     except json.JSONDecodeError as exc:
         raise InputError(f"{p}: not JSON ({exc})") from None
     if not isinstance(raw, dict):

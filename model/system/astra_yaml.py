@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from fredfab.model.input_files import read_text
 from fredfab.model.system.dims import DIM_KINDS, MAX_DIMS, Dim
 from fredfab.model.system.elements import MAX_NPUS, FabricError
 from fredfab.model.system.fabric import Fabric
@@ -69,12 +70,11 @@ AstraLoader.add_implicit_resolver("tag:yaml.org,2002:float", CXX_DOUBLE, list("-
 def load_astra_yaml(path: str | Path) -> Fabric:
     """The fabric of an ASTRA-sim analytical network file, named after the file."""
     path = Path(path)
+    text = read_text(path, FabricError, "the network file")
     try:
-        data = yaml.load(path.read_text(), Loader=AstraLoader)
+        data = yaml.load(text, Loader=AstraLoader)
     except yaml.YAMLError as exc:
         raise FabricError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FabricError(f"{path}: cannot read: {exc}") from None
     return fabric_from_astra(data, source=str(path), name=path.stem)
 
 

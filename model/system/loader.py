@@ -86,7 +86,6 @@ A file ending in .yml or .yaml is an ASTRA-sim analytical network file instead
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +114,7 @@ from fredfab.model.system.generators import LINK_LATENCY, MESH_NUMBERINGS, fred_
 from fredfab.model.system.switch_timing import MAX_FLIT_BYTES, SwitchTiming
 from fredfab.model.system.units import GB, GHZ, NS, US
 from fredfab.model.timing_card import CONDITIONS, TimingCardError, load_timing_card
-from fredfab.model.toml_fields import Table
+from fredfab.model.toml_fields import Table, read_toml
 
 SCHEMA = "fred-fabric/1"
 DATA_DIR = Path(__file__).with_name("data")
@@ -195,10 +194,7 @@ def load_fabric(spec: str | Path, timing_card: str | Path | None = None) -> Fabr
         )
     if path.suffix.lower() in YAML_SUFFIXES:
         return load_astra_yaml(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise FabricError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, FabricError, "the fabric")
     return fabric_from_dict(data, source=str(path), base=path.parent, timing_card=timing_card)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from fredfab.model.input_files import read_text
 from fredfab.model.training import astra_workload
 from fredfab.model.training.workload import DATA_DIR, Workload, WorkloadError, workload_from_dict
 
@@ -27,10 +28,7 @@ def load_workload(spec: str | Path, astra_clock_hz: float | None = None) -> Work
             f"workload {str(spec)!r} is neither a shipped workload "
             f"({', '.join(shipped_workloads())}) nor a TOML or ASTRA-sim text file"
         )
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorkloadError(f"{path}: cannot read the workload: {exc}") from None
+    text = read_text(path, WorkloadError, "the workload")
     if path.suffix == ".txt" or astra_workload.looks_like_astra(text):
         return astra_workload.astra_workload_from_text(text, str(path), astra_clock_hz)
     if astra_clock_hz is not None:

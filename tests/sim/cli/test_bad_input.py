@@ -498,3 +498,28 @@ def test_a_bad_input_file_is_one_line_naming_it(name, scratch, capsys):
     code, _, err = run_bad(argv, scratch, capsys)
     assert code == EXIT_BAD_INPUT and name in err, err
 
+
+#: Where a text file belongs, a file that is not UTF-8 text (the head of an ELF binary), and
+#: the command that reads it (write_trace makes the Chakra job for --comm-groups).
+BINARY = b"\x7fELF\x02\x01\x01\x00\xcf\xfa\xed\xfe\x00\x00"
+BINARY_READERS = {
+    "fabric.toml": ["collective", "--fabric=fabric.toml", "--size=1MiB"],
+    "network.yml": ["collective", "--fabric=network.yml", "--size=1MiB"],
+    "workload.toml": ["estimate", "--workload=workload.toml", "--fabric=mesh"],
+    "card.json": ["estimate", "--workload=resnet-152", "--timing-card=card.json"],
+    "system.json": ["collective", "--fabric=fred-d", "--size=1MiB", "--system=system.json"],
+    "groups.json": ["estimate", "--workload=job", "--comm-groups=groups.json"],
+    "switches.toml": ["generate", "--fabric=switches.toml"],
+    "data.toml": ["validate", "--data=data.toml", "--no-plot"],
+}
+
+
+@pytest.mark.parametrize("name", list(BINARY_READERS))
+def test_a_binary_file_where_text_belongs_is_one_line_naming_it(name, scratch, capsys):
+    from fredfab.model.chakra import write_trace
+    from fredfab.model.chakra.trace import TraceNode
+
+    write_trace(scratch / "job", [[TraceNode(0, "c", "COMP", duration=1e-3)]] * 2)
+    (scratch / name).write_bytes(BINARY)
+    code, _, err = run_bad(BINARY_READERS[name], scratch, capsys)
+    assert code == EXIT_BAD_INPUT and name in err and "not UTF-8 text" in err, err
