@@ -141,6 +141,22 @@ def load_dataset(path: str | Path) -> Dataset:
     return dataset_from_dict(read_toml(path, ValidationDataError, "the dataset"), path)
 
 
+def _check_fabric(path: Path, where: str) -> None:
+    """A dataset's fabric: a fabric file in the [dims] form whose last dimension is the
+    nodes' (the validation sizes it to each point's nodes, or drops it for one node)."""
+    from fredfab.model.system.loader import load_fabric
+
+    try:
+        load_fabric(path)
+    except InputError as exc:
+        raise ValidationDataError(f"{where}: fabric: {exc}") from None
+    dims = read_toml(path, ValidationDataError, "the fabric").get("dims")
+    if not isinstance(dims, Mapping) or len(dims.get("npus_count", ())) < 2:
+        raise ValidationDataError(
+            f"{where}: fabric {path}: must give [dims] of two dimensions or more, the nodes' last"
+        )
+
+
 def dataset_from_dict(data: Mapping[str, Any], path: Path) -> Dataset:
     where = str(path)
     top = Table.read(data, where, _TOP, ValidationDataError)
@@ -154,6 +170,7 @@ def dataset_from_dict(data: Mapping[str, Any], path: Path) -> Dataset:
     fabric = path.parent / sysd.string("fabric", nonempty=True)
     if not fabric.is_file():
         raise ValidationDataError(f"{sysd.where}: fabric file {fabric} does not exist")
+    _check_fabric(fabric, sysd.where)
     npu = sysd.string("npu", "" if kind == "collective" else REQUIRED)
     per_node = sysd.integer("gpus_per_node", lo=1)
     factor = sysd.number("kernel_efficiency_factor", None, lo=0, lo_open=True)

@@ -39,14 +39,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help=f"only this dataset (repeat; the shipped ones are {names})",
     )
-    p.add_argument(
+    only = p.add_mutually_exclusive_group()
+    only.add_argument(
         "--fit",
         action="store_true",
         help="fit the calibrated parameters on the calibration subset again, show them beside "
         "the frozen ones and exit 1 if they differ beyond the files' 4 digits (slow: tens of "
         "seconds)",
     )
-    p.add_argument(
+    only.add_argument(
         "--ablations",
         action="store_true",
         help="each fix of the compute model undone alone (no GEMM shapes, HBM at its datasheet "
@@ -63,6 +64,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_plot_path(args, PLOT_FOLDER)
     suite = load_suite(args.data)
+    if args.dataset:
+        known = {d.name for d in suite}
+        bad = sorted(set(args.dataset) - known)
+        if bad:
+            raise UserError(f"dataset(s) {', '.join(bad)} unknown; have {', '.join(sorted(known))}")
+        if args.fit or args.ablations:
+            # Both refit on the calibration rows of every dataset: a subset would fit others.
+            flag = "--fit" if args.fit else "--ablations"
+            raise UserError(f"--dataset does not apply to {flag}, which uses every dataset")
+        suite = [d for d in suite if d.name in args.dataset]
     if args.fit:
         fitted = fit(suite).rounded()
         held = frozen()
@@ -80,12 +91,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(format_ablations(rows))
         return 0
-    if args.dataset:
-        known = {d.name for d in suite}
-        bad = sorted(set(args.dataset) - known)
-        if bad:
-            raise UserError(f"dataset(s) {', '.join(bad)} unknown; have {', '.join(sorted(known))}")
-        suite = [d for d in suite if d.name in args.dataset]
     res = validate(datasets=suite)
     return print_with_plot(
         args, res, PLOT_FOLDER, plot_validation, format_validation, stem="validation"

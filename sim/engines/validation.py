@@ -15,19 +15,19 @@ by default the frozen one, the values the shipped files hold.
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fredfab.model.system import CollectiveRequest, Fabric
 from fredfab.model.system.loader import fabric_from_dict
+from fredfab.model.toml_fields import read_toml
 from fredfab.model.training.config import NPU
 from fredfab.model.training.npu_files import load_npu
 from fredfab.model.training.workload import Workload, workload_from_dict
 from fredfab.model.validation.calibration import CLUSTER_FILE, Calibration, frozen
 from fredfab.model.validation.metrics import GOAL_MIN_BYTES, Summary, error, summarise
-from fredfab.model.validation.suite import Dataset, Point, load_suite
+from fredfab.model.validation.suite import Dataset, Point, ValidationDataError, load_suite
 from fredfab.sim.engines.system import simulate
 from fredfab.sim.engines.training import estimate
 
@@ -154,7 +154,7 @@ def cluster(dataset: Dataset, nodes: int, cal: Calibration) -> Fabric:
 
 @functools.lru_cache(maxsize=64)
 def _cluster(path: str, nodes: int, cal: Calibration) -> Fabric:
-    data = tomllib.loads(Path(path).read_text())
+    data = read_toml(Path(path), ValidationDataError, "the fabric")
     if Path(path) == CLUSTER_FILE.resolve():
         data = cal.cluster(data)
     dims = data["dims"]

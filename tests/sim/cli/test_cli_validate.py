@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from fredfab.model.system import loader
+from fredfab.model.validation import suite
 from fredfab.sim.cli import main
 
 
@@ -58,6 +60,51 @@ def test_validate_bad_data_file_is_bad_input(tmp_path, capsys):
     f.write_text('schema = "fred-validation/1"\nname = "x"\n')
     assert main(["validate", "--data", str(f), "--no-plot"]) == 2
     assert capsys.readouterr().err.startswith("fred validate: error: ")
+
+
+@pytest.mark.parametrize("flag", ["--fit", "--ablations"])
+def test_a_dataset_choice_is_refused_where_every_dataset_is_refitted(flag, capsys):
+    assert main(["validate", flag, "--dataset", "nccl-a100-allreduce", "--no-plot"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"fred validate: error: --dataset does not apply to {flag}, which uses every dataset\n"
+    )
+    assert main(["validate", flag, "--dataset", "nope", "--no-plot"]) == 2
+    assert "dataset(s) nope unknown" in capsys.readouterr().err
+
+
+def test_fit_and_ablations_are_one_or_the_other(capsys):
+    assert main(["validate", "--fit", "--ablations"]) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def _dataset_with_fabric(tmp_path, fabric: bytes):
+    """The shipped NCCL dataset beside a fabric file of these bytes in its place."""
+    shipped = (suite.DATA_DIR / "nccl-a100-allreduce.toml").read_text()
+    (tmp_path / "fabrics").mkdir()
+    (tmp_path / "fabrics" / "dgx-a100.toml").write_bytes(fabric)
+    data = tmp_path / "d.toml"
+    data.write_text(shipped)
+    return data
+
+
+MESH = (loader.DATA_DIR / "mesh-5x4.toml").read_text()  # a valid fabric without [dims]
+
+
+@pytest.mark.parametrize(
+    "fabric, says",
+    [
+        ("not = [toml", "not valid TOML"),
+        (MESH, "must give [dims] of two dimensions or more"),
+        ("\udcff", "not UTF-8 text"),
+    ],
+)
+def test_a_dataset_whose_fabric_is_unusable_is_bad_input(tmp_path, capsys, fabric, says):
+    data = _dataset_with_fabric(tmp_path, fabric.encode("utf-8", "surrogateescape"))
+    assert main(["validate", "--data", str(data), "--no-plot"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fred validate: error: ") and says in err and err.count("\n") == 1
 
 
 @pytest.mark.slow
