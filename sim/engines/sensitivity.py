@@ -60,7 +60,7 @@ VARIABLES: dict[str, Variable] = {
             "efficiency",
             "NPU compute efficiency (fraction of peak)",
             "fraction of peak the kernels sustain; defaults 0.2 to 0.8 in steps of 0.1 around "
-            "the model's 0.5 (Megatron-LM's 52% on A100, Narayanan et al. SC'21)",
+            "the model's 0.63 (calibrated on Megatron-LM's A100 runs, docs/validation.md)",
             (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
             (0.01, 1.0),
             log=False,
