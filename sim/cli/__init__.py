@@ -69,7 +69,7 @@ class UserError(InputError):
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line, ``fred route: error: ...``, exit status 2."""
 
-    #: The commands' own parsers (the top parser's; empty for theirs).
+    #: The commands' own parsers, by name (on the top parser only).
     commands: dict[str, argparse.ArgumentParser]
 
     def error(self, message: str) -> None:  # type: ignore[override]
