@@ -95,7 +95,10 @@ def read_trace(prefix: str | Path, comm_groups: str | Path | None = None) -> Cha
     by_digest: dict[bytes, int] = {}
     rank_program = []
     for path in files:
-        data = decompress(path.read_bytes())
+        try:
+            data = decompress(path.read_bytes())
+        except RecordError as exc:
+            raise ChakraError(f"{path}: {exc}") from None
         digest = hashlib.blake2b(data, digest_size=16).digest()
         idx = by_digest.get(digest)
         if idx is None:
@@ -163,6 +166,8 @@ def parse_program(data: bytes, source: str) -> Program:
     except RecordError as exc:
         where = "the GlobalMetadata record" if exc.offset == 0 else f"after {last}"
         raise ChakraError(f"{source}: offset {exc.offset}, {where}: {exc}") from None
+    if not data:
+        raise ChakraError(f"{source}: empty; a Chakra file starts with a GlobalMetadata record")
     nodes.sort(key=lambda n: n.id)
     prog = Program(source, tuple(nodes), meta.version)
     _check_graph(prog)

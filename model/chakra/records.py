@@ -8,6 +8,7 @@ be gzipped (recognised by the gzip magic bytes, as protolib's ``openFileRd`` doe
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterator
 
 from fredfab.model.errors import InputError
@@ -26,8 +27,14 @@ class RecordError(InputError):
 
 
 def decompress(data: bytes) -> bytes:
-    """``data``, gunzipped if it starts with the gzip magic bytes."""
-    return gzip.decompress(data) if data[:2] == GZIP_MAGIC else data
+    """``data``, gunzipped if it starts with the gzip magic bytes; RecordError if the gzip
+    stream is cut short or damaged."""
+    if data[:2] != GZIP_MAGIC:
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, OSError, zlib.error) as exc:  # cut short; a bad header; a bad body
+        raise RecordError(f"a damaged gzip stream: {exc}", 0) from None
 
 
 def varint(n: int) -> bytes:

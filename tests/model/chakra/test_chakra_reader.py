@@ -79,6 +79,25 @@ def test_truncated_record(tmp_path):
     assert "t.0.et" in msg and "truncated record" in msg and "after the metadata" in msg
 
 
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        (lambda gz: gz[:-9], "a damaged gzip stream"),  # cut short inside the stream
+        (lambda gz: gz[:2], "a damaged gzip stream"),  # the magic bytes alone
+        (lambda gz: gz[:10] + bytes(len(gz) - 10), "a damaged gzip stream"),  # a zeroed body
+        (lambda gz: b"", "empty; a Chakra file starts with a GlobalMetadata record"),
+    ],
+)
+def test_a_damaged_or_empty_file_is_one_line_naming_it(tmp_path, damage, says):
+    write_trace(tmp_path / "z", [[comp(0)]])
+    plain = tmp_path / "z.0.et"
+    path = tmp_path / "z.0.et.gz"
+    path.write_bytes(damage(gzip.compress(plain.read_bytes())))
+    plain.unlink()
+    msg = _error(lambda: read_trace(tmp_path / "z"))
+    assert msg.startswith(f"{path}: ") and says in msg
+
+
 def test_unknown_node_type(tmp_path):
     prefix = _raw(tmp_path, "u", [pb.Node(id=4, name="odd", type=12)])
     msg = _error(lambda: read_trace(prefix))
