@@ -180,25 +180,25 @@ class TimingCard:
                     raise TimingCardError(str(exc)) from None
         if not isinstance(self.throughput, Mapping):
             raise TimingCardError("timing card field 'throughput' must be an object")
-        missing = [k for k in KINDS if k not in self.throughput]
-        extra = [k for k in self.throughput if k not in KINDS]
+        missing = [str(k) for k in KINDS if k not in self.throughput]
+        extra = [str(k) for k in self.throughput if k not in KINDS]
         if missing or extra:
             raise TimingCardError(
-                f"timing card 'throughput' needs exactly the kinds {list(KINDS)}; "
-                f"missing {missing}, unknown {extra}"
+                f"timing card 'throughput' needs exactly the kinds {', '.join(map(str, KINDS))}; "
+                f"missing {', '.join(missing) or 'none'}, unknown {', '.join(extra) or 'none'}"
             )
         frozen: dict[str, Mapping[str, float]] = {}
         for kind in KINDS:
             entry = self.throughput[kind]
             if not isinstance(entry, Mapping) or set(entry) != set(CONDITIONS):
                 raise TimingCardError(
-                    f"timing card throughput[{kind!r}] needs exactly {list(CONDITIONS)}"
+                    f"timing card throughput['{kind}'] needs exactly {list(CONDITIONS)}"
                 )
             for cond in CONDITIONS:
-                v = _nonneg(entry[cond], f"throughput[{kind!r}][{cond!r}]")
+                v = _nonneg(entry[cond], f"throughput['{kind}'][{cond!r}]")
                 if v == 0 or v > 1.0 + 1e-9:
                     raise TimingCardError(
-                        f"timing card throughput[{kind!r}][{cond!r}] = {v}: "
+                        f"timing card throughput['{kind}'][{cond!r}] = {v}: "
                         "flits/cycle/port must be in (0, 1]"
                     )
             frozen[kind] = MappingProxyType({c: float(entry[c]) for c in CONDITIONS})
@@ -215,7 +215,9 @@ class TimingCard:
     def fraction(self, kind: str, condition: str = "ready") -> float:
         """Throughput of ``kind`` as a fraction of line rate (flits/cycle/port)."""
         if kind not in self.throughput:
-            raise TimingCardError(f"unknown collective kind {kind!r}; have {list(KINDS)}")
+            raise TimingCardError(
+                f"unknown collective kind {kind!r}; have {', '.join(map(str, KINDS))}"
+            )
         return self.throughput[kind][condition]
 
     @property
