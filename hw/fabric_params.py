@@ -25,7 +25,7 @@ from fredfab.model import defaults
 from fredfab.model.errors import InputError
 from fredfab.model.switch.arches import ARCHES
 from fredfab.model.switch.fabric_wiring import FabricWiring, SwitchSite
-from fredfab.model.system.fabric import Fabric
+from fredfab.model.system.fabric import ROUTING_FORMS, Fabric
 
 #: Register slices per link: 0 (wire) to this many.
 MAX_LINK_DELAY = 16
@@ -80,7 +80,8 @@ class FabricParams:
         if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_LINK_DELAY:
             raise InputError(f"link_delay must be an integer 0..{MAX_LINK_DELAY}, got {d!r}")
         if self.fabric.routing != "tree":
-            raise InputError(f"fabric {self.spec!r} is a mesh; the fabric RTL needs a switch tree")
+            form = ROUTING_FORMS[self.fabric.routing]
+            raise InputError(f"fabric {self.spec!r} is {form}; the fabric RTL needs a switch tree")
         for site in self.wiring.switches:  # validates every switch's parameters at once
             self.switch_params(site)
 

@@ -46,6 +46,8 @@ from fredfab.model.toml_fields import check_int
 ROUTINGS = ("xy", "tree")
 #: Routing of ASTRA-sim topologies: built from dimensions, never from an explicit graph.
 DIMS = "dims"
+#: What a fabric of each routing is, for messages that refuse one.
+ROUTING_FORMS = {"xy": "a mesh", "tree": "a switch tree", DIMS: "a topology of dimensions"}
 
 #: The m of Fred_m(P): the paper uses Fred_3(P) everywhere (paper §6.2, §7.1).
 SWITCH_M = 3

@@ -30,7 +30,7 @@ from fredfab.model.collective_kind import CollectiveKind, flow_kind
 from fredfab.model.errors import InputError
 from fredfab.model.switch.flow import Flow
 from fredfab.model.system.elements import FabricError
-from fredfab.model.system.fabric import Fabric
+from fredfab.model.system.fabric import ROUTING_FORMS, Fabric
 
 NO_DEP = -1
 
@@ -365,7 +365,8 @@ class Schedule:
 def tree_flow(fabric: Fabric, sources: Iterable[int], sinks: Iterable[int]) -> TreeFlow:
     """The in-switch tree flow from ``sources`` to ``sinks`` (memoised; see _tree_flow)."""
     if fabric.routing != "tree":
-        raise FabricError(f"in-switch collectives need a tree fabric; {fabric.name} is a mesh")
+        form = ROUTING_FORMS[fabric.routing]
+        raise FabricError(f"in-switch collectives need a tree fabric; {fabric.name} is {form}")
     return _tree_flow(
         fabric, tuple(sorted({int(s) for s in sources})), tuple(sorted({int(t) for t in sinks}))
     )

@@ -16,6 +16,9 @@ from fredfab.model.switch.fabric_wiring import BOUNDARY, FabricWiring
 from fredfab.model.system.loader import load_fabric
 from fredfab.sim.verify.toolchain import verilator_lint
 
+#: An ASTRA-sim network of dimensions (Ring, FullyConnected, Switch): no switch tree.
+ASTRA_DIMS = Path(__file__).parents[2] / "examples" / "astra-sim" / "ring_fc_switch.yml"
+
 
 def test_fred_d_wiring_uses_every_port_once() -> None:
     w = FabricWiring.of(load_fabric("fred-d"))
@@ -54,7 +57,8 @@ def test_bundle_lanes_follow_port_base() -> None:
 @pytest.mark.parametrize(
     ("kw", "message"),
     [
-        ({"spec": "mesh-5x4"}, "mesh"),
+        ({"spec": "mesh-5x4"}, "'mesh-5x4' is a mesh; the fabric RTL needs a switch tree"),
+        ({"spec": str(ASTRA_DIMS)}, "is a topology of dimensions; the fabric RTL needs"),
         ({"spec": "tree:2x2", "link_delay": -1}, "link_delay"),
         ({"spec": "tree:2x2", "arch": "ring"}, "arch"),
         ({"spec": "tree:2y2"}, "tree:RxR"),
