@@ -80,7 +80,11 @@ class _Parser(argparse.ArgumentParser):
         # error: ..."); the command's own parser names the command, as its other errors do.
         ns, extra = self.parse_known_args(args, namespace)
         if extra:
-            owner = getattr(self, "commands", {}).get(getattr(ns, "command", None), self)
+            words = list(sys.argv[1:] if args is None else args)
+            command = getattr(ns, "command", None)
+            owner = self  # an argument given before the command word is fred's own
+            if command in words and extra[0] in words[words.index(command) + 1 :]:
+                owner = getattr(self, "commands", {}).get(command, self)
             owner.error(f"unrecognized arguments: {' '.join(extra)}")
         return ns
 

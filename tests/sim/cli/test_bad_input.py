@@ -407,6 +407,11 @@ def test_an_unknown_argument_is_blamed_on_its_command(argv, extra, scratch, caps
     assert err == f"fred {argv[0]}: error: unrecognized arguments: {extra}\n"
 
 
+def test_an_unknown_argument_before_the_command_is_freds_own(scratch, capsys):
+    _, _, err = run_bad(["--frob", "route", "--ports=4", "--flow=0:1"], scratch, capsys)
+    assert err == "fred: error: unrecognized arguments: --frob\n"
+
+
 @st.composite
 def flow_sets(draw, ports: int) -> list[str]:
     """Up to ``ports`` flows over disjoint ports (each port to one flow or none), and sometimes
