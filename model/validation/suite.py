@@ -144,8 +144,13 @@ def load_dataset(path: str | Path) -> Dataset:
 def _check_fabric(path: Path, where: str) -> None:
     """A dataset's fabric: a fabric file in the [dims] form whose last dimension is the
     nodes' (the validation sizes it to each point's nodes, or drops it for one node)."""
-    from fredfab.model.system.loader import load_fabric
+    from fredfab.model.system.loader import YAML_SUFFIXES, load_fabric
 
+    if path.suffix.lower() in YAML_SUFFIXES:
+        raise ValidationDataError(
+            f"{where}: fabric {path}: an ASTRA-sim network file; the validation needs a TOML "
+            "fabric file with [dims], the nodes' dimension last"
+        )
     try:
         load_fabric(path)
     except InputError as exc:

@@ -1,6 +1,7 @@
 """`fred validate`: table, --json points, the goal, bad input."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -79,29 +80,32 @@ def test_fit_and_ablations_are_one_or_the_other(capsys):
     assert "not allowed with argument" in capsys.readouterr().err
 
 
-def _dataset_with_fabric(tmp_path, fabric: bytes):
-    """The shipped NCCL dataset beside a fabric file of these bytes in its place."""
+def _dataset_with_fabric(tmp_path, fabric: bytes, name: str):
+    """The shipped NCCL dataset naming a fabric file ``name`` of these bytes instead."""
     shipped = (suite.DATA_DIR / "nccl-a100-allreduce.toml").read_text()
-    (tmp_path / "fabrics").mkdir()
-    (tmp_path / "fabrics" / "dgx-a100.toml").write_bytes(fabric)
+    assert 'fabric = "fabrics/dgx-a100.toml"' in shipped
+    (tmp_path / name).write_bytes(fabric)
     data = tmp_path / "d.toml"
-    data.write_text(shipped)
+    data.write_text(shipped.replace("fabrics/dgx-a100.toml", name))
     return data
 
 
 MESH = (loader.DATA_DIR / "mesh-5x4.toml").read_text()  # a valid fabric without [dims]
+#: A valid ASTRA-sim network file: a fabric, but not one the validation reads.
+ASTRA = Path(__file__).parents[3] / "examples" / "astra-sim" / "ring_fc_switch.yml"
 
 
 @pytest.mark.parametrize(
-    "fabric, says",
+    "name, fabric, says",
     [
-        ("not = [toml", "not valid TOML"),
-        (MESH, "must give [dims] of two dimensions or more"),
-        ("\udcff", "not UTF-8 text"),
+        ("net.toml", "not = [toml", "not valid TOML"),
+        ("net.toml", MESH, "must give [dims] of two dimensions or more"),
+        ("net.toml", "\udcff", "not UTF-8 text"),
+        ("net.yml", ASTRA.read_text(), "an ASTRA-sim network file; the validation needs a TOML"),
     ],
 )
-def test_a_dataset_whose_fabric_is_unusable_is_bad_input(tmp_path, capsys, fabric, says):
-    data = _dataset_with_fabric(tmp_path, fabric.encode("utf-8", "surrogateescape"))
+def test_a_dataset_whose_fabric_is_unusable_is_bad_input(tmp_path, capsys, name, fabric, says):
+    data = _dataset_with_fabric(tmp_path, fabric.encode("utf-8", "surrogateescape"), name)
     assert main(["validate", "--data", str(data), "--no-plot"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fred validate: error: ") and says in err and err.count("\n") == 1
