@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from fredfab.model.errors import InputError
+from fredfab.model.packet.faults import SILENCE_BITS, FaultRates
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import bounded_float, bounded_int, span
 from fredfab.sim.cli.generate import add_packet_arguments as add_format_arguments
@@ -73,7 +75,8 @@ def add_packet_arguments(p: argparse.ArgumentParser) -> None:
         "--silence",
         type=bounded_float(SILENCE_RATE),
         help=f"per cycle and link, the rate at which a link goes silent for 64 to 1080 "
-        f"cycles ({span(SILENCE_RATE)}; default 1e-4 on the fault scenario, "
+        f"cycles ({span(SILENCE_RATE)}, 0 or at least 2**-{SILENCE_BITS}; default 1e-4 on the "
+        "fault scenario, "
         f"{SOAK_SILENCE:g} with a soak)",
     )
     soak = g.add_mutually_exclusive_group()
@@ -110,11 +113,23 @@ def check_packet_options(args: argparse.Namespace) -> None:
         if args.waves and args.soak:
             # Rounds of a million cycles would trace gigabytes: waves are for a scenario run.
             raise UserError("--waves traces the standard scenarios, not a --soak")
+        _check_fault_rates(args)
         return
     check_format_options(args)
     for name in RUN_OPTIONS:
         if getattr(args, name) is not None:
             raise UserError(f"--{name.replace('_', '-')} needs --packet")
+
+
+def _check_fault_rates(args: argparse.Namespace) -> None:
+    """The rates the fault model takes (model/packet/faults.py FaultRates: e.g. a silence
+    rate its 20-bit draw cannot hold), refused before any build rather than inside the
+    bench, where the refusal would fail a scenario and exit 1."""
+    rates = {k: getattr(args, k) for k in ("drop", "corrupt", "burst", "silence")}
+    try:
+        FaultRates(**{k: v for k, v in rates.items() if v is not None})
+    except InputError as exc:
+        raise UserError(f"fault rates: {exc}") from None
 
 
 def _table(rows: list[dict]) -> str:

@@ -25,6 +25,9 @@ ROOT = shared_build_root()
         (["--drop", "0.6"], "--drop: 0.6 is out of range 0..0.5"),
         (["--corrupt", "-0.1"], "--corrupt: -0.1 is out of range"),
         (["--drop", "nan"], "--drop: nan is out of range"),
+        # In the option's range, but below what the fault model's 20-bit draw can hold.
+        (["--silence", "1e-9"], "fault rates: silence must be 0 or at least 2**-20"),
+        (["--soak", "5000", "--silence", "1e-9"], "silence must be 0 or at least 2**-20"),
         (["--soak", "10"], "--soak: 10 is out of range"),
         (["--lanes", "1", "--dtype", "int8"], "flits of at least 48 bits"),
         (["--flows", "0:1"], "--flows does not apply to --packet"),
