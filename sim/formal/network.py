@@ -21,11 +21,12 @@ default RTL, optionally with adder pipes) under any accepted word: every output 
 stream rules.
 
 Flits (``flits_harness``): the registered interconnect; input port p's k-th flit carries
-``(k + 1) << 6p`` (a field of six bits per port). Asserted: an output's j-th flit is the sum
-of the j-th flits of exactly the inputs the model assigns to it (field p holds j + 1 for those
-inputs and 0 for the others), so flits are neither lost, duplicated, reordered nor mixed
-across positions; and the count of flits out of each output never exceeds the count into
-any input it depends on, nor trails it by more than the flits the path can hold.
+``((k + 1) mod 8) << 3p`` (a field of TAG_BITS = 3 bits per port). Asserted: an output's j-th
+flit is the sum of the j-th flits of exactly the inputs the model assigns to it (field p holds
+j + 1, mod 8, for those inputs and 0 for the others), so flits are neither lost, duplicated,
+reordered nor mixed across positions; and the count of flits out of each output never
+exceeds the count into any input it depends on, nor trails it by more than the flits the path
+can hold.
 """
 
 from __future__ import annotations
