@@ -140,6 +140,8 @@ def read_comm_groups(path: str | Path, ranks: int) -> dict[str, tuple[int, ...]]
 
 def parse_program(data: bytes, source: str) -> Program:
     """One rank's file (already gunzipped) as a checked Program."""
+    if not data:
+        raise ChakraError(f"{source}: empty; a Chakra file starts with a GlobalMetadata record")
     meta = pb.GlobalMetadata()
     nodes: list[TraceNode] = []
     last = "the metadata record"
@@ -166,8 +168,6 @@ def parse_program(data: bytes, source: str) -> Program:
     except RecordError as exc:
         where = "the GlobalMetadata record" if exc.offset == 0 else f"after {last}"
         raise ChakraError(f"{source}: offset {exc.offset}, {where}: {exc}") from None
-    if not data:
-        raise ChakraError(f"{source}: empty; a Chakra file starts with a GlobalMetadata record")
     nodes.sort(key=lambda n: n.id)
     prog = Program(source, tuple(nodes), meta.version)
     _check_graph(prog)

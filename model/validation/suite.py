@@ -144,18 +144,20 @@ def load_dataset(path: str | Path) -> Dataset:
 def _check_fabric(path: Path, where: str) -> None:
     """A dataset's fabric: a fabric file in the [dims] form whose last dimension is the
     nodes' (the validation sizes it to each point's nodes, or drops it for one node)."""
-    from fredfab.model.system.loader import YAML_SUFFIXES, load_fabric
+    from fredfab.model.system.elements import FabricError
+    from fredfab.model.system.loader import YAML_SUFFIXES, fabric_from_dict
 
     if path.suffix.lower() in YAML_SUFFIXES:
         raise ValidationDataError(
             f"{where}: fabric {path}: an ASTRA-sim network file; the validation needs a TOML "
             "fabric file with [dims], the nodes' dimension last"
         )
-    try:
-        load_fabric(path)
+    try:  # the file read once, checked as load_fabric checks a TOML fabric
+        data = read_toml(path, FabricError, "the fabric")
+        fabric_from_dict(data, source=str(path), base=path.parent)
     except InputError as exc:
         raise ValidationDataError(f"{where}: fabric: {exc}") from None
-    dims = read_toml(path, ValidationDataError, "the fabric").get("dims")
+    dims = data.get("dims")
     if not isinstance(dims, Mapping) or len(dims.get("npus_count", ())) < 2:
         raise ValidationDataError(
             f"{where}: fabric {path}: must give [dims] of two dimensions or more, the nodes' last"
