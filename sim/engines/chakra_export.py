@@ -12,7 +12,9 @@ own). Rank r is NPU r. Each task becomes nodes on the ranks it concerns:
   then, under model parallelism, the MP collectives of the layers it covers (one COMM_COLL
   per layer and collective, over each rank's MP group), one after the other;
 * a collective of a DP or MP channel: a COMM_COLL per group, on its members;
-* a pipeline transfer: a COMM_SEND on each sending rank and the matching COMM_RECV;
+* a pipeline transfer: a COMM_SEND on each sending rank and the matching COMM_RECV; where
+  it goes across as one piece per MP rank (TrainingConfig.pp_scatter_gather), then the
+  receiving MP groups' All-Gather, a COMM_COLL after each COMM_RECV;
 * input loads and, under weight streaming, weight loads and gradient stores: MEM_LOAD /
   MEM_STORE of the bytes moved from or to off-wafer memory (ASTRA-sim's remote memory),
   with the group that shares one transfer as ``pg_name``.
@@ -58,12 +60,16 @@ class ChakraJob:
     notes: tuple[str, ...] = ()
 
 
+#: A recorded collective call: its kind, groups, bytes per group, and the time it took.
+Call = tuple[str, list[tuple[int, ...]], list[float], float]
+
+
 class _Recorder:
     """The prepared collective costs, recording every call with its answer."""
 
     def __init__(self, comm: Any) -> None:
         self.comm = comm
-        self.calls: list[tuple[str, list[tuple[int, ...]], list[float], float]] = []
+        self.calls: list[Call] = []
 
     def time(self, op: str, groups: Sequence[tuple[int, ...]], sizes: Sequence[float]) -> float:
         t = self.comm.time(op, groups, sizes)
@@ -110,9 +116,7 @@ def export_chakra(
         raise InputError(f"{prep.base['strategy']} does not fit: {prep.memory.describe()}")
     rec = _Recorder(prep.comm)
     tl = iteration_timeline(prep, npu, comm=rec)
-    by_time: dict[float, list] = {}
-    for call in rec.calls:
-        by_time.setdefault(call[3], []).append(call)
+    by_time = _calls_by_time(rec.calls)
     n = prep.fabric.num_npus
     b = _Builder(prep, npu, [[] for _ in range(n)])
     prev = [-1] * len(tl.tasks)
@@ -140,13 +144,13 @@ def export_chakra(
             _stage_task(b, task, before, last[t])
         elif cats & set(_COMM_CATEGORIES):
             d = task.duration
-            call = next(
-                (c for c in by_time.get(d, []) if not task.where or c[1] == list(task.where)),
+            calls = next(
+                (cs for cs in by_time.get(d, []) if not task.where or cs[0][1] == list(task.where)),
                 None,
             )
-            if call is None:
+            if calls is None:
                 raise ValueError(f"task {task.name}: no recorded collective takes {d} s")
-            _comm_task(b, task.name, call, before, last[t])
+            _comm_steps(b, task.name, calls, before, last[t])
     return ChakraJob(
         b.ranks,
         {name: list(g) for g, name in b.groups.items()},
@@ -155,6 +159,39 @@ def export_chakra(
         prep.cfg.execution,
         prep.notes,
     )
+
+
+def _calls_by_time(calls: list[Call]) -> dict[float, list[list[Call]]]:
+    """What a communication task may be, by its duration: one recorded call, or a pipeline
+    send split across the MP ranks, which is a P2P and then the receiving MP groups'
+    All-Gather (iteration.pp_transfer_time), recorded one after the other and timed as
+    their sum."""
+    out: dict[float, list[list[Call]]] = {}
+    for i, call in enumerate(calls):
+        out.setdefault(call[3], []).append([call])
+        after = calls[i + 1] if i + 1 < len(calls) else None
+        if (
+            after is not None
+            and CollectiveKind(call[0]) == CollectiveKind.P2P
+            and CollectiveKind(after[0]) == CollectiveKind.ALL_GATHER
+        ):
+            out.setdefault(call[3] + after[3], []).append([call, after])
+    return out
+
+
+def _comm_steps(b: _Builder, name: str, calls: list[Call], before, last: dict) -> None:
+    """A communication task's calls, each after the previous one on every rank it shares
+    with it (the All-Gather of a split pipeline send after each receiver's COMM_RECV)."""
+    ends: dict[int, tuple[int, ...]] = {}
+    for k, call in enumerate(calls):
+
+        def after(r: int) -> tuple[int, ...]:
+            return ends[r] if r in ends else before(r)
+
+        step: dict[int, tuple[int, ...]] = {}
+        _comm_task(b, name if k == 0 else f"{name}.{k}", call, after, step)
+        ends.update(step)
+    last.update(ends)
 
 
 def _topological(tl, prev: list[int]) -> list[int]:

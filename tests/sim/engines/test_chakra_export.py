@@ -7,6 +7,7 @@ import json
 import pytest
 
 from fredfab.model.chakra import read_trace, write_trace
+from fredfab.model.collective_kind import CollectiveKind
 from fredfab.model.system import load_fabric
 from fredfab.model.training.config import NPU
 from fredfab.sim.cli import main
@@ -39,6 +40,20 @@ def test_pipeline_round_trip(tmp_path):
     # PP 2: sends and receives between the stages; MP collectives per layer.
     _, res, est = round_trip(tmp_path, "transformer-17b", "mesh-5x4", "MP1-DP10-PP2")
     assert res.time == pytest.approx(est.time, rel=1e-4)
+
+
+def test_split_pipeline_send_round_trip(tmp_path):
+    # MP 2 and PP 2: a stage's output goes across as one piece per MP rank (a COMM_SEND and
+    # its COMM_RECV), then the receiving MP group All-Gathers it (the training model times
+    # the two as one task; the exporter used to find no recorded call that long).
+    job, res, est = round_trip(tmp_path, "transformer-17b", "fred-d", "MP2-DP5-PP2")
+    assert res.time == pytest.approx(est.time, rel=1e-4)
+    for rank in job.ranks:
+        for node in rank:
+            if node.kind == "COMM_RECV":
+                after = [n for n in rank if node.id in n.deps]
+                assert [n.collective for n in after] == [CollectiveKind.ALL_GATHER]
+                assert abs(after[0].size - 2 * node.size) <= 1  # the whole activation
 
 
 @pytest.mark.slow
