@@ -125,16 +125,37 @@ def export_chakra(
             prev[c] = a
     last: list[dict[int, tuple[int, ...]]] = [{} for _ in tl.tasks]  # task -> rank -> nodes
 
+    def waits_of(t: int) -> list[int]:
+        return list(tl.deps[t]) + ([prev[t]] if prev[t] >= 0 else [])
+
+    # What a rank waits for after task t: t's last nodes there, or, where t has none, what
+    # t waits for, recursively. Each (task, rank) is worked out once: walked afresh, a deep
+    # pipeline's paths multiply (PP 5 used to take minutes).
+    reach: dict[tuple[int, int], tuple[int, ...]] = {}
+
     def last_on(t: int, r: int) -> tuple[int, ...]:
-        got = last[t].get(r)
-        if got is not None:
-            return got
-        waits = list(tl.deps[t]) + ([prev[t]] if prev[t] >= 0 else [])
-        return tuple(x for d in waits for x in last_on(d, r))
+        stack = [t]
+        while stack:
+            u = stack[-1]
+            if (u, r) in reach:
+                stack.pop()
+                continue
+            got = last[u].get(r)
+            if got is not None:
+                reach[u, r] = got
+                stack.pop()
+                continue
+            todo = [d for d in waits_of(u) if (d, r) not in reach]
+            if todo:
+                stack.extend(todo)
+                continue
+            reach[u, r] = tuple(dict.fromkeys(x for d in waits_of(u) for x in reach[d, r]))
+            stack.pop()
+        return reach[t, r]
 
     for t in _topological(tl, prev):
         task = tl.tasks[t]
-        waits = list(tl.deps[t]) + ([prev[t]] if prev[t] >= 0 else [])
+        waits = waits_of(t)
 
         def before(r: int, waits=waits) -> tuple[int, ...]:
             return tuple(x for d in waits for x in last_on(d, r))

@@ -3,6 +3,7 @@ estimate (the trace simulator shares links between communication the training mo
 apart, so the round trip is exact where no two communication tasks overlap)."""
 
 import json
+import signal
 
 import pytest
 
@@ -54,6 +55,23 @@ def test_split_pipeline_send_round_trip(tmp_path):
                 after = [n for n in rank if node.id in n.deps]
                 assert [n.collective for n in after] == [CollectiveKind.ALL_GATHER]
                 assert abs(after[0].size - 2 * node.size) <= 1  # the whole activation
+
+
+def test_a_deep_pipeline_exports(tmp_path):
+    # Twenty stages: what a rank waits for used to be walked afresh along every path back
+    # through the stages, which never finished; each (task, rank) is worked out once now.
+    def too_long(*_):
+        raise TimeoutError("the export of a 20-stage pipeline took over 60 s")
+
+    old = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(60)
+    try:
+        job, res, est = round_trip(tmp_path, "gpt3-175b", "fred-a", "MP1-DP1-PP20")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert job.strategy == "MP1-DP1-PP20"
+    assert res.time == pytest.approx(est.time, rel=1e-2)
 
 
 @pytest.mark.slow
