@@ -96,6 +96,10 @@ def write_trace(
 
 def _write(path: Path, data: bytes) -> Path:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError as exc:  # about the file asked for, not the temporary name
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     return path

@@ -105,7 +105,7 @@ def add_training_arguments(p: argparse.ArgumentParser, strategy: bool = True) ->
     p.add_argument(
         "--ignore-memory",
         action="store_true",
-        help="estimate strategies that exceed HBM anyway (flagged as such in the output)",
+        help="estimate (export: write) strategies that exceed HBM anyway, flagged as such",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 

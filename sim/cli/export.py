@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from fredfab.model.chakra import write_trace
@@ -37,6 +38,11 @@ def run(args: argparse.Namespace) -> int:
     if is_trace(args.workload):
         raise UserError(f"--workload {args.workload} is a Chakra trace already")
     if args.output:
+        if args.output.endswith(("/", os.sep)) or Path(args.output).is_dir():
+            raise UserError(
+                f"-o {args.output} is a folder: give a prefix for the files, such as "
+                f"{Path(args.output) / 'job'}"
+            )
         check_file(f"{args.output}.0.et", "trace file")
     job = export_chakra(
         workload_from(args),
@@ -44,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         args.strategy,
         npu=npu_from(args),
         timing_card=args.timing_card,
+        ignore_memory=args.ignore_memory,
         **{k: v for k, v in overrides(args).items() if v is not None},
     )
     prefix = Path(
@@ -69,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         f"{job.workload}, {job.strategy}, {job.execution}: {len(job.ranks)} ranks, {nodes} nodes, "
         f"{len(job.comm_groups)} communicator groups"
     )
-    print(f"  {prefix}.0.et ... {prefix}.{len(job.ranks) - 1}.et" + (".gz" if args.gzip else ""))
+    traces = files[: len(job.ranks)]
+    print(f"  {traces[0]} ... {traces[-1]}" if len(traces) > 1 else f"  {traces[0]}")
     if job.comm_groups:
         print(f"  {prefix}.comm_groups.json")
     print(f"  estimate it: fred estimate --workload {prefix} --fabric {args.fabric}")

@@ -107,13 +107,19 @@ def export_chakra(
     *,
     npu: NPU | None = None,
     timing_card: str | Path | None = None,
+    ignore_memory: bool = False,
     **overrides: Any,
 ) -> ChakraJob:
-    """The iteration ``estimate`` would time, as a Chakra job (see the module docstring)."""
+    """The iteration ``estimate`` would time, as a Chakra job (see the module docstring).
+    A strategy that does not fit in HBM is refused unless ``ignore_memory`` (as
+    ``estimate``: written anyway, with a note)."""
     npu = npu or NPU()
     prep = prepare(workload, fabric, strategy, npu=npu, timing_card=timing_card, **overrides)
+    notes = list(prep.notes)
     if not prep.memory.fits:
-        raise InputError(f"{prep.base['strategy']} does not fit: {prep.memory.describe()}")
+        if not ignore_memory:
+            raise InputError(f"{prep.base['strategy']} does not fit: {prep.memory.describe()}")
+        notes.append(f"does not fit, written anyway (ignore memory): {prep.memory.describe()}")
     rec = _Recorder(prep.comm)
     tl = iteration_timeline(prep, npu, comm=rec)
     by_time = _calls_by_time(rec.calls)
@@ -178,7 +184,7 @@ def export_chakra(
         prep.workload.name,
         prep.base["strategy"],
         prep.cfg.execution,
-        prep.notes,
+        tuple(notes),
     )
 
 

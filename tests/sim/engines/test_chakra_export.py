@@ -105,3 +105,41 @@ def test_fred_export_then_estimate(tmp_path, capsys):
     capsys.readouterr()
     assert main(["export", "--chakra", "--workload", str(prefix)]) == 2
     assert "is a Chakra trace already" in capsys.readouterr().err
+
+
+def test_fred_export_ignore_memory_writes_what_does_not_fit(tmp_path, capsys):
+    # gpt3-175b weight-stationary on MP1-DP4-PP5 needs far more than 80 GB an NPU.
+    argv = ["export", "--chakra", "--workload", "gpt3-175b", "--fabric", "fred-a"]
+    argv += ["--strategy", "MP1-DP4-PP5", "--execution", "weight-stationary"]
+    assert main([*argv, "-o", str(tmp_path / "no")]) == 2
+    assert "does not fit" in capsys.readouterr().err
+    assert not list(tmp_path.glob("no.*"))
+    assert main([*argv, "-o", str(tmp_path / "yes"), "--ignore-memory", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any("does not fit, written anyway" in n for n in out["notes"])
+    assert (tmp_path / "yes.19.et").is_file()
+
+
+def test_fred_export_names_the_files_it_writes(tmp_path, capsys):
+    argv = ["export", "--chakra", "--workload", "resnet-152", "--fabric", "fred-b"]
+    assert main([*argv, "-o", str(tmp_path / "z"), "--gzip"]) == 0
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'z'}.0.et.gz ... {tmp_path / 'z'}.19.et.gz" in out
+    # A folder is not a prefix (it used to write ./adir.0.et beside the folder).
+    assert main([*argv, "-o", f"{tmp_path}/"]) == 2
+    assert "is a folder: give a prefix" in capsys.readouterr().err
+    assert not list(tmp_path.parent.glob(f"{tmp_path.name}.*"))
+
+
+def test_a_trace_that_cannot_be_written_is_named_as_asked(tmp_path, monkeypatch):
+    # The error names PREFIX.r.et, not the temporary name the file is written under.
+    from fredfab.model.chakra.trace import TraceNode
+
+    def fail(self, data):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr("pathlib.Path.write_bytes", fail)
+    with pytest.raises(OSError) as err:
+        write_trace(tmp_path / "p", [[TraceNode(0, "c", "COMP", duration=1.0)]])
+    assert err.value.filename == str(tmp_path / "p.0.et")
+    assert not list(tmp_path.iterdir())
