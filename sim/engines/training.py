@@ -393,6 +393,11 @@ def estimate(
         done = prioritise(tl, rule, _switches(fab))
         tl, rule_summary = done.timeline, phase_rule_summary(rule, done)
     sch = tl.schedule()
+    if sch.makespan <= 0:  # every rate and speed-up of it would be 0 / 0
+        raise InputError(
+            f"{prep.workload.source or prep.workload.name}: its training iteration takes no "
+            "time (no compute and no communication on any NPU): nothing to estimate"
+        )
     busy = max(
         (v for k, v in _compute_busy(tl, sch).items()),
         default=0.0,

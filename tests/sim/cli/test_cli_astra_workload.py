@@ -64,3 +64,21 @@ def test_the_astra_clock_is_refused_where_it_cannot_apply(capsys):
     argv = ["sensitivity", "--workload", "resnet-152", "--astra-clock-GHz", "2", "--no-plot"]
     assert main(argv) == 2
     assert "applies only to ASTRA-sim text workloads" in capsys.readouterr().err
+
+
+def test_a_workload_with_no_work_is_refused(tmp_path, capsys):
+    # Every layer's compute and communication 0: the iteration takes no time, and its
+    # throughput, speed-ups and shares would be 0 / 0 (estimate, sweep and sensitivity used
+    # to end in a TypeError or a ZeroDivisionError).
+    path = tmp_path / "empty.txt"
+    path.write_text("DATA\n1\nmlp\t-1\t0\tNONE\t0\t0\tNONE\t0\t0\tNONE\t0\t0\n")
+    for argv in (
+        ["estimate"],
+        ["estimate", "--json"],
+        ["sweep", "-j", "1", "--no-plot"],
+        ["sensitivity", "--no-plot"],
+        ["compare", "--no-plot"],
+    ):
+        assert main([*argv, "--workload", str(path)]) == 2, argv
+        err = capsys.readouterr().err
+        assert f"{path}: its training iteration takes no time" in err, argv
