@@ -100,12 +100,16 @@ def npu_from_dict(data: dict, source: str = "<dict>") -> NPU:
 
 
 def _share(t: Table, source: str, key: str, attr: str) -> float:
-    """A share of a rate in (0, 1], or the name of the shipped NPU it is carried from."""
+    """A share of a rate in (0, 1], or the name of the shipped NPU it is carried from (only
+    a shipped one: a file naming a file could name itself, or one that names it back)."""
     v = t.data.get(key)
     if isinstance(v, str):
-        if v.lower() == Path(source).stem.lower():
-            raise NPUError(f"{source}: '{key}' names the file itself")
-        return getattr(load_npu(v), attr)
+        if v.lower() not in shipped_npus():
+            raise NPUError(
+                f"{source}: '{key}' must be a share in (0, 1] or the name of a shipped NPU "
+                f"({', '.join(shipped_npus())}) to carry it from, got {v!r}"
+            )
+        return getattr(load_npu(v.lower()), attr)
     return t.number(key, lo=0, hi=1, lo_open=True)
 
 

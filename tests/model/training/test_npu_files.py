@@ -78,6 +78,11 @@ def test_a_gemm_table_and_a_measured_hbm_share_load():
         ({"gemm": {**GEMM, "tiles": []}}, "tiles"),
         ({"gemm": {**GEMM, "sms": 0}}, "sms"),
         ({"gemm": {**GEMM, "warps": 4}}, "warps"),
+        # Only a shipped NPU's share is carried: a file may not name a file (it could be
+        # itself, or one naming it back: that used to recurse until Python gave up).
+        ({"kernel_efficiency": "mine.toml"}, "kernel_efficiency' must be a share .* got 'mine"),
+        ({"hbm_efficiency": "other.toml"}, "hbm_efficiency' must be a share"),
+        ({"kernel_efficiency": "v100"}, r"shipped NPU \(a100, h100, wafer\)"),
     ],
 )
 def test_bad_npu_files_are_refused(change, message):
