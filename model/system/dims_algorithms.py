@@ -520,6 +520,17 @@ def _power_of_two(k: int) -> bool:
     return k & (k - 1) == 0
 
 
+#: Largest dimension a direct exchange runs on. Its k - 1 rounds each wait on every round
+#: of the phase before, so its schedule holds about k^3 dependencies per group: a Switch
+#: dimension of 256 NPUs simulates in about 10 s, one of 512 filled 20 GB of memory.
+MAX_DIRECT_NPUS = 256
+
+
+def _direct_fits(dims: Sequence[Dim], methods: Sequence[str]) -> bool:
+    """No dimension the direct exchange would run on is larger than MAX_DIRECT_NPUS."""
+    return all(m != DIRECT or d.size <= MAX_DIRECT_NPUS for d, m in zip(dims, methods, strict=True))
+
+
 def _spanned_dims(fabric: Fabric, req: CollectiveRequest) -> list[Dim] | None:
     found = layout(fabric, req.group)
     return None if found is None else [fabric.dims.dims[d] for d in found[1]]
@@ -533,6 +544,8 @@ def _applies_direct(fabric: Fabric, req: CollectiveRequest) -> bool:
     dims = _spanned_dims(fabric, req)
     if dims is None or any(d.kind == RING for d in dims):
         return False
+    if not _direct_fits(dims, [DIRECT] * len(dims)):
+        return False
     return req.op != _A2A or len(dims) == 1
 
 
@@ -543,7 +556,9 @@ def _applies_hd(fabric: Fabric, req: CollectiveRequest) -> bool:
 
 def _applies_native(fabric: Fabric, req: CollectiveRequest) -> bool:
     dims = _spanned_dims(fabric, req)
-    return dims is not None and len({d.kind for d in dims}) > 1
+    if dims is None or len({d.kind for d in dims}) < 2:
+        return False
+    return _direct_fits(dims, [_native(d) for d in dims])
 
 
 def _build_direct(sched: Schedule, plan: Plan, chunks: int) -> None:
@@ -608,7 +623,8 @@ register(
 register(
     Algorithm(
         "dims-direct",
-        "direct exchange dimension by dimension (FullyConnected and Switch dimensions)",
+        "direct exchange dimension by dimension (FullyConnected and Switch dimensions of at "
+        f"most {MAX_DIRECT_NPUS} NPUs)",
         _REDUCTIONS | {_A2A},
         _applies_direct,
         _build_direct,
@@ -683,6 +699,8 @@ def per_dimension(methods: Sequence[str], one_chunk_at_a_time: bool = False) -> 
             return False
         used = [methods[d] for d in axes]
         sizes = [fabric.dims.dims[d].size for d in axes]
+        if not _direct_fits([fabric.dims.dims[d] for d in axes], used):
+            return False
         if req.op == _A2A:
             return len(axes) == 1 and used[0] in (RING_METHOD, DIRECT)
         if DOUBLE_BINARY_TREE in used:

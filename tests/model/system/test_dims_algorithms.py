@@ -2,7 +2,7 @@ import pytest
 
 from fredfab.model.system import CollectiveRequest, Schedule, build, mesh, plan_request
 from fredfab.model.system.dims import FULLY_CONNECTED, RING, SWITCH, Dim
-from fredfab.model.system.dims_algorithms import layout
+from fredfab.model.system.dims_algorithms import MAX_DIRECT_NPUS, layout, per_dimension
 from fredfab.model.system.registry import candidates, lookup
 from fredfab.model.system.topologies import dims_fabric, fully_connected, ring, single_switch, torus
 from fredfab.model.system.units import GB, NS
@@ -170,6 +170,25 @@ def test_which_algorithms_apply():
     assert "dims-direct" not in _names(mixed, "all-to-all", range(32))
     # Not on other fabrics.
     assert _names(mesh(4, 4), "all-reduce", range(16)) == set()
+
+
+def test_direct_exchange_stops_at_its_size_limit():
+    # A direct exchange's schedule grows like k^3 (a Switch of 512 NPUs filled 20 GB), so
+    # neither dims-direct nor dims-native (direct on FullyConnected) runs on a bigger one.
+    assert MAX_DIRECT_NPUS == 256
+    assert "dims-direct" in _names(single_switch(256), "all-reduce", range(256))
+    assert "dims-direct" not in _names(single_switch(512), "all-reduce", range(512))
+    assert "dims-direct" not in _names(fully_connected(512), "all-to-all", range(512))
+    big_fc = dims_fabric([Dim(RING, 2, 200 * GB, 0.0), Dim(FULLY_CONNECTED, 257, 100 * GB, 0.0)])
+    assert "dims-native" not in _names(big_fc, "all-reduce", range(514))
+    # A big Switch of 2^m NPUs still runs natively, by halving-doubling.
+    big_sw = dims_fabric([Dim(RING, 2, 200 * GB, 0.0), Dim(SWITCH, 512, 100 * GB, 0.0)])
+    assert "dims-native" in _names(big_sw, "all-reduce", range(1024))
+    # Nor does an ASTRA-sim system file's "direct" implementation.
+    direct = lookup(per_dimension(["direct"]))
+    for k, runs in ((256, True), (512, False)):
+        req = CollectiveRequest("all-reduce", range(k), SIZE)
+        assert direct.applies(single_switch(k), req) is runs
 
 
 def test_layout_orders_members_by_coordinates():
