@@ -174,8 +174,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  memory: {e.memory.describe()}")
     if e.switch_timing:
         print(f"  switch timing card: {describe_timing(e.switch_timing)}")
-    if not e.ok:
-        print(f"  does not fit: {e.status}; not estimated")
+    if not e.ok:  # the only status but "ok" is "does-not-fit"
+        print("  does not fit in HBM: not estimated (--ignore-memory estimates it anyway)")
         return 0
     if not e.fits:
         print("  EXCEEDS HBM CAPACITY: estimated anyway (--ignore-memory); it cannot run as is")

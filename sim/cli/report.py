@@ -234,7 +234,8 @@ def format_sweep_study(result: SweepResult) -> str:
             r = result.reduction(e)
             row += f"{'-' if r is None else f'{100 * r:.1f}%':>14}"
             lines.append(row)
-    lines.append("! exceeds HBM capacity (estimated with --ignore-memory)")
+    if any(e.ok and not e.fits for e in result.estimates):
+        lines.append("! exceeds HBM capacity (estimated with --ignore-memory)")
     for f, (m, n) in result.mean_reduction().items():
         if f != base:
             lines.append(

@@ -17,7 +17,9 @@ def test_estimate_json_breakdown_sums(capsys):
 def test_estimate_reports_does_not_fit(capsys):
     argv = ["estimate", "--workload", "transformer-17b", "--strategy", "MP1-DP20-PP1"]
     assert main(argv + ["--hbm-GB", "40"]) == 0
-    assert "does not fit" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # It says what it did not do and how to do it anyway (not "does-not-fit", the status).
+    assert "does not fit in HBM: not estimated (--ignore-memory estimates it anyway)" in out
 
 
 def test_compare_with_timing_card_and_plot(tmp_path, capsys):
@@ -103,6 +105,11 @@ def test_sweep_study_table(capsys):
     rows = [r for r in study.splitlines() if r.startswith("MP")]
     assert len(rows) == 36  # 18 strategies x 2 fabrics
     assert "fred-d: exposes" in out and "on average over 18 strategies" in out
+    assert "! exceeds HBM capacity (estimated with --ignore-memory)" in study
+    # Without --ignore-memory nothing is marked, and the legend of the mark is not printed.
+    assert main(argv + ["-j", "2", "--no-plot"]) == 0
+    study = capsys.readouterr().out.split("reduction of exposed communication vs mesh-5x4")[1]
+    assert "!" not in study
 
 
 def test_sensitivity_json_and_plot(tmp_path, capsys):
