@@ -139,7 +139,7 @@ def size(text: str) -> float:
         raise argparse.ArgumentTypeError(f"size {text!r} is more than 1 TiB per NPU")
     if value != math.floor(value):
         raise argparse.ArgumentTypeError(
-            f"size {text!r} is {value:g} bytes, not a whole number of bytes"
+            f"size {text!r} is {value:.15g} bytes, not a whole number of bytes"
         )
     return value
 

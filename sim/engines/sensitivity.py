@@ -113,7 +113,7 @@ def check_values(name: str, values: Iterable[float]) -> tuple[float, ...]:
     lo, hi = var.bounds
     for v in vals:
         if not lo <= v <= hi:
-            raise InputError(f"--vary {name}: value {v:g} is out of range {lo:g}..{hi:g}")
+            raise InputError(f"--vary {name}: value {v:.15g} is out of range {lo:.15g}..{hi:.15g}")
         if var.integer and v != int(v):
             raise InputError(f"--vary {name}: value {v:g} must be a whole number")
     return tuple(vals)

@@ -528,3 +528,24 @@ def test_a_binary_file_where_text_belongs_is_one_line_naming_it(name, scratch, c
     (scratch / name).write_bytes(BINARY)
     code, _, err = run_bad(BINARY_READERS[name], scratch, capsys)
     assert code == EXIT_BAD_INPUT and name in err and "not UTF-8 text" in err, err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        # The value as typed and its bytes in full (it said "is 1024 bytes, not a whole
+        # number of bytes").
+        (
+            ["collective", "--size=1.0000001KiB"],
+            "size '1.0000001KiB' is 1024.0001024 bytes, not a whole number of bytes",
+        ),
+        # The value and the bound in full (it said "value 1e+06 is out of range 1..1e+06").
+        (
+            ["sensitivity", "--workload=resnet-152", "--values=1000001", "--no-plot"],
+            "value 1000001 is out of range 1..1000000",
+        ),
+    ],
+)
+def test_a_refused_number_is_shown_as_given(argv, message, scratch, capsys):
+    code, _, err = run_bad(argv, scratch, capsys)
+    assert code == EXIT_BAD_INPUT and message in err
