@@ -58,14 +58,16 @@ class Flow:
         )
 
 
-def parse_ports(text: str, what: str = "port list") -> list[int]:
-    """Parse ``0,2,5-7`` into ``[0, 2, 5, 6, 7]``."""
+def parse_ports(text: str, what: str = "port list", unit: str = "port") -> list[int]:
+    """Parse ``0,2,5-7`` into ``[0, 2, 5, 6, 7]`` (``unit``: what the numbers name, for
+    messages: ports, or NPUs)."""
     ports: list[int] = []
     for item in text.split(","):
         item = item.strip()
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
         if not m:
-            raise FlowError(f"{what}: {item!r} is not a port or range (use e.g. 3 or 0-7)")
+            one = "an NPU" if unit == "NPU" else f"a {unit}"
+            raise FlowError(f"{what}: {item!r} is not {one} or range (use e.g. 3 or 0-7)")
         lo, hi = int(m[1]), int(m[2] if m[2] is not None else m[1])
         if hi < lo:
             raise FlowError(f"{what}: range {item!r} runs backwards")

@@ -154,25 +154,26 @@ def timing_card(text: str) -> str:
     return text
 
 
-def check_ranges(text: str, limit: int, what: str) -> None:
-    """Ranges in a port list must stay below ``limit``; checked before ``parse_ports`` expands
-    them, so ``0-99999999999`` is an error, not a list of 10**11 ports."""
+def check_ranges(text: str, limit: int, what: str, unit: str = "port") -> None:
+    """Ranges in a port (or NPU) list must stay below ``limit``; checked before
+    ``parse_ports`` expands them, so ``0-99999999999`` is an error, not a list of 10**11."""
     for lo, hi in re.findall(r"(\d+)\s*-\s*(\d+)", text):
         if int(hi) >= limit:
-            raise FlowError(f"{what}: range {lo}-{hi} goes beyond port {limit - 1}")
+            raise FlowError(f"{what}: range {lo}-{hi} goes beyond {unit} {limit - 1}")
 
 
-def ports_within(text: str, limit: int, what: str) -> list[int]:
-    """``parse_ports`` for ports below ``limit`` (ranges checked before they are expanded)."""
-    check_ranges(text, limit, what)
-    return parse_ports(text, what=what)
+def ports_within(text: str, limit: int, what: str, unit: str = "port") -> list[int]:
+    """``parse_ports`` for ports (or NPUs) below ``limit`` (ranges checked before they are
+    expanded)."""
+    check_ranges(text, limit, what, unit)
+    return parse_ports(text, what=what, unit=unit)
 
 
 def npu_group(text: str, npus: int) -> list[int]:
     """The NPUs of ``--group TEXT`` on a fabric of ``npus`` NPUs ("all": every one)."""
     if text == "all":
         return list(range(npus))
-    return ports_within(text, npus, "--group")
+    return ports_within(text, npus, "--group", "NPU")
 
 
 def flows_within(texts: list[str], ports: int) -> list[Flow]:

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     fabric = load_fabric(args.fabric, timing_card=args.timing_card)
     placement = None
     if args.npu_map:
-        placement = ports_within(args.npu_map, fabric.num_npus, "--npu-map")
+        placement = ports_within(args.npu_map, fabric.num_npus, "--npu-map", "NPU")
     system = load_astra_system(args.system) if args.system else None
     npu = NPU()
     if system is not None and system.roofline is not None:

@@ -207,7 +207,9 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for fab in fabrics_from(args):
         group = npu_group(args.group, fab.num_npus)
-        if len(set(group)) < 2:
+        if len(set(group)) < len(group):
+            raise UserError(f"--group {args.group}: names an NPU twice")
+        if len(group) < 2:
             # One NPU has nobody to exchange with: no time, no bandwidth to report.
             raise UserError(f"--group {args.group}: a collective needs at least 2 NPUs")
         req = CollectiveRequest(args.op, group, size, root=args.root)

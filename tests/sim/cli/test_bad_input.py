@@ -544,8 +544,14 @@ def test_a_binary_file_where_text_belongs_is_one_line_naming_it(name, scratch, c
             ["sensitivity", "--workload=resnet-152", "--values=1000001", "--no-plot"],
             "value 1000001 is out of range 1..1000000",
         ),
+        # A group is of NPUs, not ports; a repeat is a repeat however short the group.
+        (["collective", "--group=0-25", "--size=1MiB"], "--group: range 0-25 goes beyond NPU 19"),
+        (["collective", "--group=a", "--size=1MiB"], "--group: 'a' is not an NPU or range"),
+        (["collective", "--group=0,0", "--size=1MiB"], "--group 0,0: names an NPU twice"),
+        (["collective", "--group=3", "--size=1MiB"], "a collective needs at least 2 NPUs"),
+        (["route", "-P", "4", "--flow=a:1"], "'a' is not a port or range"),
     ],
 )
-def test_a_refused_number_is_shown_as_given(argv, message, scratch, capsys):
+def test_a_refused_value_is_named_as_given(argv, message, scratch, capsys):
     code, _, err = run_bad(argv, scratch, capsys)
     assert code == EXIT_BAD_INPUT and message in err
