@@ -82,7 +82,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed",
         type=bounded_int(SEED),
-        default=DEFAULT_SEED,
         help=f"with --fpga: nextpnr placer seed ({span(SEED)}; default {DEFAULT_SEED})",
     )
     p.add_argument(
@@ -149,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
         return run_fpga(args, variants)
     if args.timing_card:
         raise UserError("--timing-card takes the clock of an FPGA run: add --fpga")
+    if args.seed is not None:
+        raise UserError("--seed is the FPGA placer's: add --fpga")
     # Everything that can fail fast fails before minutes of synthesis.
     check_folder(args.out)
     yosys_command()

@@ -19,7 +19,7 @@ from fredfab.sim.worker_pool import worker_pool
 
 
 def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
-    from fredfab.sim.verify.fpga import nextpnr_command
+    from fredfab.sim.verify.fpga import DEFAULT_SEED, nextpnr_command
     from fredfab.sim.verify.synth import yosys_command
 
     card = card_out = None
@@ -30,7 +30,8 @@ def run_fpga(args: argparse.Namespace, variants: list[SwitchParams]) -> int:
     check_folder(args.out)
     yosys_command()
     nextpnr_command()
-    jobs = [(v, args.out / "fpga", args.seed) for v in variants]
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    jobs = [(v, args.out / "fpga", seed) for v in variants]
     with worker_pool(args.jobs) as pool:
         names = [v.name for v in variants]
         doing = "synthesis (Yosys) and ECP5 place and route (nextpnr), minutes each"

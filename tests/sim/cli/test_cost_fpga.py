@@ -78,3 +78,10 @@ def test_a_card_needs_the_fpga_run(tmp_path, capsys):
     argv = ["cost", "--ports=2", f"--out={tmp_path}", f"--timing-card={_card(tmp_path, SMALL)}"]
     assert main(argv) == EXIT_BAD_INPUT
     assert "add --fpga" in capsys.readouterr().err
+
+
+def test_a_placer_seed_needs_the_fpga_run(tmp_path, capsys):
+    # It used to be ignored: the generic synthesis ran, minutes of it, without a placer.
+    assert main(["cost", "--ports=2", f"--out={tmp_path}", "--seed=5"]) == EXIT_BAD_INPUT
+    assert "--seed is the FPGA placer's: add --fpga" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
