@@ -99,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
 
     require("amaranth", "cocotb")
+    if not args.fabric:
+        from fredfab.sim.cli.fabric_spec import refuse_without_fabric
+
+        refuse_without_fabric(args)
     check_packet_options(args)
     if args.packet:
         check_folder(args.root, "build folder")

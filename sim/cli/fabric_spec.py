@@ -31,10 +31,22 @@ def add_fabric_spec_arguments(p: argparse.ArgumentParser, what: str) -> argparse
     g.add_argument(
         "--link-delay",
         type=bounded_int((0, MAX_LINK_DELAY)),
-        default=1,
-        help=f"register slices per link (0..{MAX_LINK_DELAY}; default 1)",
+        help=f"register slices per link (0..{MAX_LINK_DELAY}; default {DEFAULT_LINK_DELAY})",
     )
     return g
+
+
+#: Register slices per link of a fabric unless --link-delay says otherwise.
+DEFAULT_LINK_DELAY = 1
+#: Options of the fabric group (``dest``), each of which means nothing without --fabric.
+FABRIC_ONLY = ("link_delay", "op", "strategy")
+
+
+def refuse_without_fabric(args: argparse.Namespace) -> None:
+    """A fabric's options on a command run without --fabric are refused, not ignored."""
+    for name in FABRIC_ONLY:
+        if getattr(args, name, None) not in (None, []):  # given (--link-delay 0 too)
+            raise UserError(f"--{name.replace('_', '-')} applies to --fabric")
 
 
 def fabric_params_from(args: argparse.Namespace):
@@ -49,7 +61,11 @@ def fabric_params_from(args: argparse.Namespace):
     ints = {name: getattr(args, name) for name in INT_PARAMS}  # m: None unless given
     try:
         return FabricParams(
-            args.fabric, arch=args.arch, dtype=args.dtype, link_delay=args.link_delay, **ints
+            args.fabric,
+            arch=args.arch,
+            dtype=args.dtype,
+            link_delay=DEFAULT_LINK_DELAY if args.link_delay is None else args.link_delay,
+            **ints,
         )
     except (InputError, OSError) as exc:
         raise UserError(f"--fabric {args.fabric}: {exc}") from None

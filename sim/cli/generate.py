@@ -169,12 +169,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     require("amaranth")
     from fredfab.hw.manifest import generate
+    from fredfab.sim.cli.fabric_spec import refuse_without_fabric
 
     check_packet_options(args)
     if args.fabric is not None:
         from fredfab.sim.cli.generate_fabric import run_generate_fabric
 
         return run_generate_fabric(args)
+    refuse_without_fabric(args)
     if args.ports is None:
         raise UserError("--ports is required (or --fabric for a whole fabric)")
     params = params_from(args)

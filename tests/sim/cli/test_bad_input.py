@@ -555,3 +555,20 @@ def test_a_binary_file_where_text_belongs_is_one_line_naming_it(name, scratch, c
 def test_a_refused_value_is_named_as_given(argv, message, scratch, capsys):
     code, _, err = run_bad(argv, scratch, capsys)
     assert code == EXIT_BAD_INPUT and message in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        # Fabric options on a single switch used to be ignored (the cosim ones after the
+        # whole build of its standard scenarios).
+        (["generate", "--ports=4", "--link-delay=0"], "--link-delay applies to --fabric"),
+        (["cosim", "--ports=4", "--op", "all-reduce"], "--op applies to --fabric"),
+        (["cosim", "--ports=4", "--packet", "--strategy", "MP2-DP2-PP1"], "--strategy applies"),
+        (["cosim", "--ports=4", "--link-delay=2"], "--link-delay applies to --fabric"),
+    ],
+)
+def test_an_option_without_what_it_belongs_to_is_refused(argv, message, scratch, capsys):
+    code, _, err = run_bad(argv, scratch, capsys)
+    assert code == EXIT_BAD_INPUT and message in err
+    assert (scratch / "build").is_file()  # nothing was built (build/ is a file here)
