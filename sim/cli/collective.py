@@ -64,7 +64,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         f"else {DEFAULT_CHUNKS})",
     )
     add_system_argument(p)
-    p.add_argument("--sharing", choices=("maxmin", "proportional"), default="maxmin")
+    p.add_argument(
+        "--sharing",
+        choices=("maxmin", "proportional"),
+        help="how the flow engine shares a link among flows (default maxmin)",
+    )
     p.add_argument(
         "--engine",
         choices=("flow", "packet"),
@@ -75,9 +79,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--resolution-ns",
         type=bounded_float(RESOLUTION_NS),
-        default=0.0,
-        help=f"event time grid in ns ({span(RESOLUTION_NS)}; 0 = exact; speeds up big "
-        "desynchronised runs)",
+        help=f"the flow engine's event time grid in ns ({span(RESOLUTION_NS)}; default 0 = "
+        "exact; speeds up big desynchronised runs)",
     )
     p.add_argument(
         "--timing-card",
@@ -196,6 +199,13 @@ def run(args: argparse.Namespace) -> int:
         if args.engine != "flow":
             raise UserError(f"--network-model {args.network_model} replaces --engine {engine}")
         engine = NETWORK_MODELS[args.network_model]
+    if engine != "flow":
+        # Link sharing and the event grid are the flow engine's; the others would ignore them.
+        by = "--engine packet" if args.engine == "packet" else "--network-model"
+        if args.sharing is not None:
+            raise UserError(f"--sharing is the flow engine's: not with {by}")
+        if args.resolution_ns:
+            raise UserError(f"--resolution-ns is the flow engine's: not with {by}")
     if args.algorithm is not None:
         alg = lookup(args.algorithm)
         if normalize_op(args.op) not in alg.ops:
@@ -220,10 +230,10 @@ def run(args: argparse.Namespace) -> int:
             fab,
             [req],
             chunks=chunks,
-            sharing=args.sharing,
+            sharing=args.sharing or "maxmin",
             on_conflict=args.on_conflict,
             engine=engine,
-            resolution=args.resolution_ns * NS,
+            resolution=(args.resolution_ns or 0.0) * NS,
             algorithm=algorithm,
         )
         r = res.requests[0]

@@ -566,6 +566,15 @@ def test_a_refused_value_is_named_as_given(argv, message, scratch, capsys):
         (["cosim", "--ports=4", "--op", "all-reduce"], "--op applies to --fabric"),
         (["cosim", "--ports=4", "--packet", "--strategy", "MP2-DP2-PP1"], "--strategy applies"),
         (["cosim", "--ports=4", "--link-delay=2"], "--link-delay applies to --fabric"),
+        # The flow engine's options with another engine (its times came out unchanged).
+        (
+            ["collective", "--size=1MiB", "--engine=packet", "--sharing=proportional"],
+            "--sharing is the flow engine's: not with --engine packet",
+        ),
+        (
+            ["collective", "--size=1MiB", "--network-model=congestion-aware", "--resolution-ns=20"],
+            "--resolution-ns is the flow engine's: not with --network-model",
+        ),
     ],
 )
 def test_an_option_without_what_it_belongs_to_is_refused(argv, message, scratch, capsys):
