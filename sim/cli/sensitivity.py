@@ -7,6 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
+from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import MAX_SENSITIVITY_VALUES, span
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides, workload_from
 from fredfab.sim.cli.output import check_plot_path, print_with_plot
@@ -67,7 +68,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
 
 
+#: The option each varied setting would override (the varied values win, so giving both
+#: is refused rather than one dropped in silence).
+VARIED_OPTION = {"efficiency": "efficiency", "samples": "samples_per_replica"}
+
+
 def run(args: argparse.Namespace) -> int:
+    fixed = VARIED_OPTION.get(args.vary)
+    if fixed and getattr(args, fixed) is not None:
+        raise UserError(
+            f"--vary {args.vary} sets --{fixed.replace('_', '-')} itself: give its values "
+            "with --values"
+        )
     values = check_values(args.vary, args.values or VARIABLES[args.vary].defaults)
     check_plot_path(args, PLOT_FOLDER)
     res = sensitivity(

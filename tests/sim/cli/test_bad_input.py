@@ -575,6 +575,15 @@ def test_a_refused_value_is_named_as_given(argv, message, scratch, capsys):
             ["collective", "--size=1MiB", "--network-model=congestion-aware", "--resolution-ns=20"],
             "--resolution-ns is the flow engine's: not with --network-model",
         ),
+        # The varied setting's own option (its value was dropped in silence).
+        (
+            ["sensitivity", "--workload=resnet-152", "--vary=efficiency", "--efficiency=0.5"],
+            "--vary efficiency sets --efficiency itself",
+        ),
+        (
+            ["sensitivity", "--workload=resnet-152", "--vary=samples", "--samples-per-replica=8"],
+            "--vary samples sets --samples-per-replica itself",
+        ),
     ],
 )
 def test_an_option_without_what_it_belongs_to_is_refused(argv, message, scratch, capsys):
