@@ -64,6 +64,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     st = Strategy.parse(args.strategy)
+    if st.workers == 1:
+        raise UserError(f"--strategy {st}: one worker has no MP, DP or PP phase to time")
     sizes = {"mp": args.mp_size, "dp": args.dp_size, "pp": args.pp_size}
     base = args.size
     for k, v in sizes.items():

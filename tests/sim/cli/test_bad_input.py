@@ -575,6 +575,11 @@ def test_a_refused_value_is_named_as_given(argv, message, scratch, capsys):
             ["collective", "--size=1MiB", "--network-model=congestion-aware", "--resolution-ns=20"],
             "--resolution-ns is the flow engine's: not with --network-model",
         ),
+        # One worker: no phase (it printed an empty table and exit 0).
+        (
+            ["phases", "--strategy=MP1-DP1-PP1", "--size=1MiB", "--no-plot"],
+            "--strategy MP1-DP1-PP1: one worker has no MP, DP or PP phase to time",
+        ),
         # The varied setting's own option (its value was dropped in silence).
         (
             ["sensitivity", "--workload=resnet-152", "--vary=efficiency", "--efficiency=0.5"],
