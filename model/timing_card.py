@@ -163,8 +163,8 @@ class TimingCard:
             raise TimingCardError("timing card field 'simulator' must be a non-empty string")
         for name in ("latency_cycles", "reconfiguration_cycles", "slot_write_cycles"):
             _nonneg(getattr(self, name), name)
-        if self.clock_hz is not None and _nonneg(self.clock_hz, "clock_hz") == 0:
-            raise TimingCardError("timing card field 'clock_hz' must be > 0")
+        if self.clock_hz is not None:
+            _nonneg(self.clock_hz, "clock_hz", positive=True)
         if not isinstance(self.clock_source, str):
             raise TimingCardError("timing card field 'clock_source' must be a string")
         if (self.clock_hz is None) != (not self.clock_source):
@@ -370,9 +370,19 @@ def load_timing_card(path: str | Path | None = None) -> TimingCard:
     return TimingCard.from_json(read_text(p, TimingCardError, "the timing card"), source=str(p))
 
 
-def _nonneg(v: Any, name: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-        raise TimingCardError(f"timing card field {name!r} must be a finite number >= 0, got {v!r}")
+def _nonneg(v: Any, name: str, positive: bool = False) -> float:
+    """``v`` as a float if it is a finite number >= 0 (> 0 if ``positive``)."""
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, int | float)
+        or not math.isfinite(v)
+        or v < 0
+        or (positive and v == 0)
+    ):
+        bound = "> 0" if positive else ">= 0"
+        raise TimingCardError(
+            f"timing card field {name!r} must be a finite number {bound}, got {v!r}"
+        )
     return float(v)
 
 

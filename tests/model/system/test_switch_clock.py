@@ -90,3 +90,11 @@ def test_a_legacy_card_file_still_loads_with_the_default_clock(tmp_path):
     (tmp_path / "old.json").write_text(json.dumps(legacy))
     f = load_fabric("fred-b", timing_card=tmp_path / "old.json")
     assert f.timing.clock_hz == DEFAULT_CLOCK_HZ
+
+
+@pytest.mark.parametrize("hz", [0, -1e9])
+def test_a_clock_that_is_not_positive_is_told_so(hz):
+    # It said "must be a finite number >= 0" of -1e9, and 0 is refused too.
+    fields = {"clock_hz": hz, "clock_source": SOURCE}
+    with pytest.raises(TimingCardError, match=r"'clock_hz' must be a finite number > 0, got"):
+        TimingCard.from_dict(default_card().to_dict() | fields)
