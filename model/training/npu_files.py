@@ -46,6 +46,9 @@ _TOP = {"schema", "name", "description", "sources", "gemm", "hbm_efficiency", *_
 _GEMM = {"sms", "tiles", "tile_k", "l2_GBps"}
 #: Most SMs a [gemm] table may give (an H100 has 132; a typo fails at once).
 MAX_SMS = 4096
+#: Most TFLOP/s, GB/s or GB an NPU file may give: a thousand times an H100's, so a typo
+#: (or 1e300, which would overflow to infinity in FLOP/s) fails at once, naming its key.
+MAX_RATE = 1e6
 
 
 class NPUError(InputError):
@@ -89,10 +92,10 @@ def npu_from_dict(data: dict, source: str = "<dict>") -> NPU:
         hbm_efficiency = _share(t, source, "hbm_efficiency", "hbm_efficiency")
         sources.string("hbm_efficiency", nonempty=True)
     return NPU(
-        peak_flops=t.number("peak_TFLOPS", lo=0, lo_open=True) * 1e12,
+        peak_flops=t.number("peak_TFLOPS", lo=0, lo_open=True, hi=MAX_RATE) * 1e12,
         efficiency=efficiency,
-        hbm_bandwidth=t.number("hbm_GBps", lo=0, lo_open=True) * GB,
-        hbm_bytes=t.number("hbm_GB", lo=0, lo_open=True) * GB,
+        hbm_bandwidth=t.number("hbm_GBps", lo=0, lo_open=True, hi=MAX_RATE) * GB,
+        hbm_bytes=t.number("hbm_GB", lo=0, lo_open=True, hi=MAX_RATE) * GB,
         name=t.string("name", nonempty=True),
         gemm=gemm,
         hbm_efficiency=hbm_efficiency,

@@ -68,6 +68,8 @@ def test_a_gemm_table_and_a_measured_hbm_share_load():
     [
         ({"kernel_efficiency": 1.5}, "kernel_efficiency"),
         ({"peak_TFLOPS": 0}, "peak_TFLOPS"),
+        ({"peak_TFLOPS": 1e300}, "peak_TFLOPS"),  # it overflowed: "peak_flops ... got inf"
+        ({"hbm_GBps": 1e300}, "hbm_GBps"),
         ({"sources": {"peak_TFLOPS": "x"}}, "sources"),
         ({"schema": "fred-npu/2"}, "schema"),
         ({"extra": 1}, "extra"),
