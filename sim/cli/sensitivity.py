@@ -7,6 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
+from fredfab.model.chakra.reader import is_trace
 from fredfab.sim.cli import UserError
 from fredfab.sim.cli.arguments import MAX_SENSITIVITY_VALUES, span
 from fredfab.sim.cli.estimate import add_training_arguments, npu_from, overrides, workload_from
@@ -74,6 +75,11 @@ VARIED_OPTION = {"efficiency": "efficiency", "samples": "samples_per_replica"}
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_trace(args.workload):
+        raise UserError(
+            "a Chakra trace fixes its compute times and strategy: estimate or compare it, "
+            "not vary them"
+        )
     fixed = VARIED_OPTION.get(args.vary)
     if fixed and getattr(args, fixed) is not None:
         raise UserError(

@@ -71,6 +71,14 @@ def test_errors_are_one_line(job, tmp_path, capsys):
     assert "--nodes-csv applies to a Chakra trace" in capsys.readouterr().err
 
 
+def test_sweep_and_sensitivity_say_why_they_take_no_trace(job, capsys):
+    # sensitivity said the trace was "neither a shipped workload nor TOML".
+    assert main(["sweep", "--workload", str(job), "--no-plot"]) == 2
+    assert "a Chakra trace fixes its strategy" in capsys.readouterr().err
+    assert main(["sensitivity", "--workload", str(job), "--no-plot"]) == 2
+    assert "a Chakra trace fixes its compute times and strategy" in capsys.readouterr().err
+
+
 def test_compare_a_trace_across_fabrics(job, capsys):
     argv = ["compare", "--workload", str(job), "--fabric", "mesh-5x4", "--fabric", "fred-d"]
     assert main([*argv, "--json"]) == 0
