@@ -143,6 +143,12 @@ def memory(
     return best
 
 
+#: Most gradient accumulation passes the policy tries (and `--accumulation` takes). The
+#: iteration is built pass by pass, so its cost grows with them: 4,096 passes of GPT-3 took
+#: about three minutes; a batch that needs more does not fit.
+MAX_ACCUMULATION = 1024
+
+
 def choose_policy(
     wl: Workload, cfg: TrainingConfig, npu: NPU, ranges: list[tuple[int, int]]
 ) -> MemoryReport:
@@ -156,7 +162,7 @@ def choose_policy(
         accs = (
             [cfg.accumulation]
             if cfg.accumulation
-            else [k for k in range(1, per_mb + 1) if per_mb % k == 0]
+            else [k for k in range(1, min(per_mb, MAX_ACCUMULATION) + 1) if per_mb % k == 0]
         )
         if cfg.accumulation and per_mb % cfg.accumulation:
             raise InputError(

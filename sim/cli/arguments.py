@@ -38,6 +38,8 @@ RESOLUTION_NS = (0.0, 1e6)
 #: Training settings.
 MICROBATCHES = (1, 1024)
 SAMPLES_PER_REPLICA = (1, 2**20)
+#: model/training/memory.py MAX_ACCUMULATION (not imported: --help stays light; a test
+#: checks the two agree).
 ACCUMULATION = (1, 1024)
 #: Values of `fred sensitivity --values` (each is one comparison over every fabric).
 MAX_SENSITIVITY_VALUES = 32

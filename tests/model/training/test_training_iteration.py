@@ -6,7 +6,7 @@ import pytest
 from fredfab.model.system import Strategy
 from fredfab.model.training import NPU, Layout, TrainingConfig, load_workload, split_stages
 from fredfab.model.training.iteration import stationary, streaming
-from fredfab.model.training.memory import choose_policy, memory
+from fredfab.model.training.memory import MAX_ACCUMULATION, choose_policy, memory
 from fredfab.model.training.parallel import factorizations
 from fredfab.model.training.workload import workload_from_dict
 
@@ -180,6 +180,18 @@ def test_policy_picks_the_first_candidate_that_fits():
             assert not memory(wl, cfg, NPU(), [(0, wl.num_layers)], rec, acc).fits
     # With a smaller HBM nothing fits, and the report says so.
     assert not choose_policy(wl, cfg, NPU(hbm_bytes=8e9), [(0, wl.num_layers)]).fits
+
+
+def test_accumulation_passes_stop_at_their_limit():
+    # GPT-3 with 65,536 samples per replica would need 4,096 passes, which took minutes to
+    # build: past MAX_ACCUMULATION a batch does not fit (the CLI's bound is the same).
+    from fredfab.sim.cli.arguments import ACCUMULATION
+    from fredfab.sim.engines.training import prepare
+
+    assert ACCUMULATION == (1, MAX_ACCUMULATION)
+    rep = prepare("gpt3-175b", "fred-d", samples_per_replica=65536).memory
+    assert not rep.fits and rep.accumulation == MAX_ACCUMULATION
+    assert prepare("gpt3-175b", "fred-d", samples_per_replica=1024).memory.fits
 
 
 def test_factorizations_and_stage_split():
