@@ -13,8 +13,9 @@ own). Rank r is NPU r. Each task becomes nodes on the ranks it concerns:
   per layer and collective, over each rank's MP group), one after the other;
 * a collective of a DP or MP channel: a COMM_COLL per group, on its members;
 * a pipeline transfer: a COMM_SEND on each sending rank and the matching COMM_RECV; where
-  it goes across as one piece per MP rank (TrainingConfig.pp_scatter_gather), then the
-  receiving MP groups' All-Gather, a COMM_COLL after each COMM_RECV;
+  it goes across as one piece per MP rank and is gathered again (TrainingConfig
+  pp_scatter_gather without sequence_parallel), then the receiving MP groups' All-Gather,
+  a COMM_COLL after each COMM_RECV;
 * input loads and, under weight streaming, weight loads and gradient stores: MEM_LOAD /
   MEM_STORE of the bytes moved from or to off-wafer memory (ASTRA-sim's remote memory),
   with the group that shares one transfer as ``pg_name``.
@@ -23,7 +24,9 @@ A task waits for the tasks it depends on and for the previous task of its resour
 stage's compute stream, a channel): on each rank, its first nodes depend on the last nodes
 those tasks have on that rank (or on what they wait for, where they have none there). The
 nodes of one communication task do not depend on each other, so they start together, as
-the training model costs them (one concurrent set).
+the training model costs them (one concurrent set); only a split pipeline transfer's
+All-Gather waits for its receive. A task is matched to the collective calls the model
+timed it by from its time, its groups and the kind of transfer its name says it is.
 """
 
 from __future__ import annotations
@@ -48,6 +51,19 @@ from fredfab.sim.engines.training import Prepared, iteration_timeline, prepare
 _COMM_CATEGORIES = ("dp", "mp", "pp", "input", "weights")
 _STAGE_TASK = re.compile(r"^(F|B)(\d+)\.(\d+)(?:\.b(\d+))?$")
 _STREAM_TASK = re.compile(r"^(fwd|bwd)(\d+)\.(\d+)\.(\d+)$")
+#: The collective that starts each communication task of the training model's iteration
+#: (fredfab.model.training.iteration), by the task's name. A task is matched to its
+#: recorded calls by their time and groups; two calls can tie on both (a weight load and a
+#: gradient store of the same layer group, a ZeRO All-Gather and its Reduce-Scatter), so the
+#: kind decides too.
+_COMM_TASKS = (
+    (re.compile(r"^in\d+(\.\d+)?$"), {CollectiveKind.IO_BROADCAST}),  # microbatch inputs
+    (re.compile(r"^(A|G)\d+\.\d+$|^PP\d+\."), {CollectiveKind.P2P}),  # pipeline sends
+    (re.compile(r"^DP\d+(\.b\d+)?$"), {CollectiveKind.ALL_REDUCE, CollectiveKind.REDUCE_SCATTER}),
+    (re.compile(r"^AG\d+$"), {CollectiveKind.ALL_GATHER}),  # ZeRO's weight All-Gather
+    (re.compile(r"^W\d+\."), {CollectiveKind.IO_BROADCAST}),  # weight loads
+    (re.compile(r"^R\d+\."), {CollectiveKind.IO_REDUCE}),  # gradient stores
+)
 
 
 @dataclass(frozen=True)
@@ -171,8 +187,14 @@ def export_chakra(
             _stage_task(b, task, before, last[t])
         elif cats & set(_COMM_CATEGORIES):
             d = task.duration
+            kinds = _kinds_of(task.name)
             calls = next(
-                (cs for cs in by_time.get(d, []) if not task.where or cs[0][1] == list(task.where)),
+                (
+                    cs
+                    for cs in by_time.get(d, [])
+                    if CollectiveKind(cs[0][0]) in kinds
+                    and (not task.where or cs[0][1] == list(task.where))
+                ),
                 None,
             )
             if calls is None:
@@ -186,6 +208,14 @@ def export_chakra(
         prep.cfg.execution,
         tuple(notes),
     )
+
+
+def _kinds_of(name: str) -> set[CollectiveKind]:
+    """The collective a communication task named ``name`` starts with (_COMM_TASKS)."""
+    for pattern, kinds in _COMM_TASKS:
+        if pattern.match(name):
+            return kinds
+    raise ValueError(f"task {name}: not a communication task the exporter knows")
 
 
 def _calls_by_time(calls: list[Call]) -> dict[float, list[list[Call]]]:

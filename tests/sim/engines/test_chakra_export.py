@@ -3,6 +3,7 @@ estimate (the trace simulator shares links between communication the training mo
 apart, so the round trip is exact where no two communication tasks overlap)."""
 
 import json
+import re
 import signal
 
 import pytest
@@ -55,6 +56,28 @@ def test_split_pipeline_send_round_trip(tmp_path):
                 after = [n for n in rank if node.id in n.deps]
                 assert [n.collective for n in after] == [CollectiveKind.ALL_GATHER]
                 assert abs(after[0].size - 2 * node.size) <= 1  # the whole activation
+
+
+def test_each_task_is_written_as_its_own_kind_of_transfer():
+    # A task is matched to its recorded calls by time and groups; a weight load and a
+    # gradient store of the same layer group tie on both (as do ZeRO's All-Gather and its
+    # Reduce-Scatter), and the earlier call used to win: every gradient store was written
+    # as a MEM_LOAD, every ZeRO All-Gather as a Reduce-Scatter.
+    def kinds(job, prefix):
+        return {
+            (n.kind, n.collective)
+            for rank in job.ranks
+            for n in rank
+            if re.fullmatch(prefix, n.name)
+        }
+
+    job = export_chakra("gpt3-175b", "fred-d", "MP2-DP5-PP2")  # weight streaming
+    assert kinds(job, r"R\d+\.\d+") == {("MEM_STORE", None)}
+    assert kinds(job, r"W\d+\.(fwd|bwd)\.\d+") == {("MEM_LOAD", None)}
+    interleaved = {"virtual_stages": 2, "microbatches": 4}  # ZeRO's All-Gather per stage
+    job = export_chakra("transformer-17b", "fred-d", "MP2-DP5-PP2", **interleaved)
+    assert kinds(job, r"AG\d+") == {("COMM_COLL", CollectiveKind.ALL_GATHER)}
+    assert kinds(job, r"DP\d+") == {("COMM_COLL", CollectiveKind.REDUCE_SCATTER)}
 
 
 def test_a_deep_pipeline_exports(tmp_path):
