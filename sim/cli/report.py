@@ -181,10 +181,10 @@ def format_sweep_table(result: SweepResult) -> str:
                 txt = f"{e.throughput:.2f}{mark}"
             row += f"{txt:>11}"
         lines.append(row)
-    lines.append(
-        "* best strategy per fabric; 'no fit': exceeds HBM capacity; "
-        "! exceeds HBM capacity, estimated anyway (--ignore-memory), never ranked best"
-    )
+    legend = "* best strategy per fabric; 'no fit': exceeds HBM capacity"
+    if any(e.ok and not e.fits for e in result.estimates):
+        legend += "; ! exceeds HBM capacity, estimated anyway (--ignore-memory), never ranked best"
+    lines.append(legend)
     spread = result.spread()
     for f, e in best.items():
         lines.append(

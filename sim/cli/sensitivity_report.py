@@ -45,9 +45,10 @@ def format_sensitivity_table(result: SensitivityResult) -> str:
             )
             flags = ("C" if result.comm_bound(p, e.fabric) else "") + ("!" if not e.fits else "")
             lines.append(row + (f" {flags}" if flags else ""))
+    over = any(e.ok and not e.fits for p in result.points for e in p.result.estimates)
     lines.append(
         "share: exposed communication / time; C: communication-bound (exposed communication "
-        ">= compute); ! exceeds HBM (--ignore-memory)"
+        ">= compute)" + ("; ! exceeds HBM (--ignore-memory)" if over else "")
     )
     lines += summary_lines(result)
     notes = dict.fromkeys(n for p in result.points for e in p.result.estimates for n in e.notes)

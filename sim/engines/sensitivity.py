@@ -115,7 +115,7 @@ def check_values(name: str, values: Iterable[float]) -> tuple[float, ...]:
         if not lo <= v <= hi:
             raise InputError(f"--vary {name}: value {v:.15g} is out of range {lo:.15g}..{hi:.15g}")
         if var.integer and v != int(v):
-            raise InputError(f"--vary {name}: value {v:g} must be a whole number")
+            raise InputError(f"--vary {name}: value {v:.15g} must be a whole number")
     return tuple(vals)
 
 

@@ -107,9 +107,24 @@ def test_sweep_study_table(capsys):
     assert "fred-d: exposes" in out and "on average over 18 strategies" in out
     assert "! exceeds HBM capacity (estimated with --ignore-memory)" in study
     # Without --ignore-memory nothing is marked, and the legend of the mark is not printed.
+    assert "never ranked best" in out
     assert main(argv + ["-j", "2", "--no-plot"]) == 0
-    study = capsys.readouterr().out.split("reduction of exposed communication vs mesh-5x4")[1]
-    assert "!" not in study
+    out = capsys.readouterr().out
+    study = out.split("reduction of exposed communication vs mesh-5x4")[1]
+    assert "!" not in study and "never ranked best" not in out
+
+
+def test_sensitivity_names_the_hbm_mark_only_when_it_is_used(capsys):
+    argv = ["sensitivity", "--workload", "transformer-17b", "--vary", "tflops", "--values", "989"]
+    assert main([*argv, "--no-plot"]) == 0
+    assert "! exceeds HBM" not in capsys.readouterr().out
+    assert (
+        main(
+            [*argv, "--no-plot", "--hbm-GB", "40", "--strategy", "MP1-DP20-PP1", "--ignore-memory"]
+        )
+        == 0
+    )
+    assert "! exceeds HBM (--ignore-memory)" in capsys.readouterr().out
 
 
 def test_sensitivity_json_and_plot(tmp_path, capsys):
