@@ -39,12 +39,15 @@ def add_fabric_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--flits",
         type=bounded_int(FLITS),
-        default=8,
-        help=f"flits per sender and phase ({span(FLITS)}; default 8)",
+        help=f"flits per sender and phase ({span(FLITS)}; default {DEFAULT_FLITS})",
     )
     g.add_argument(
         "--check", action="store_true", help="compare each phase's cycles with the system model"
     )
+
+
+#: Flits each sender sends per phase unless --flits says otherwise.
+DEFAULT_FLITS = 8
 
 
 def _ops(args: argparse.Namespace, npus: tuple[int, ...]) -> list:
@@ -70,13 +73,14 @@ def run_fabric(args: argparse.Namespace) -> int:
 
     params = fabric_params_from(args)
     ops = _ops(args, params.fabric.npus)
+    flits = DEFAULT_FLITS if args.flits is None else args.flits
     try:
         cosim.check_simulator(args.sim)
     except cosim.CosimError as exc:
         raise UserError(str(exc)) from None
     b = FabricScenarioBuilder(params, args.seed)
     try:
-        sc = b.scenario("fabric", ops, args.flits, args.idle, args.stall, args.seed)
+        sc = b.scenario("fabric", ops, flits, args.idle, args.stall, args.seed)
     except FabricRouteError as exc:
         raise UserError(str(exc)) from None
     if args.inject_error:
@@ -86,7 +90,7 @@ def run_fabric(args: argparse.Namespace) -> int:
     result = cosim.run(params, args.sim, [sc], label="cli", waves=args.waves, root=args.root)
     rows = []
     if args.check and result.passed:
-        rows = cross_check(params, ops, args.sim, flits=args.flits, seed=args.seed, root=args.root)
+        rows = cross_check(params, ops, args.sim, flits=flits, seed=args.seed, root=args.root)
     ok = result.passed and all(abs(r.error) <= TOLERANCE for r in rows)
     rep = result.scenarios[0]
     if args.json:

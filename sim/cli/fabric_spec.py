@@ -38,14 +38,16 @@ def add_fabric_spec_arguments(p: argparse.ArgumentParser, what: str) -> argparse
 
 #: Register slices per link of a fabric unless --link-delay says otherwise.
 DEFAULT_LINK_DELAY = 1
-#: Options of the fabric group (``dest``), each of which means nothing without --fabric.
-FABRIC_ONLY = ("link_delay", "op", "strategy")
+#: Options of the fabric groups (``dest``; generate's and cosim's), each of which means
+#: nothing without --fabric.
+FABRIC_ONLY = ("link_delay", "op", "strategy", "flits", "check")
 
 
 def refuse_without_fabric(args: argparse.Namespace) -> None:
     """A fabric's options on a command run without --fabric are refused, not ignored."""
     for name in FABRIC_ONLY:
-        if getattr(args, name, None) not in (None, []):  # given (--link-delay 0 too)
+        v = getattr(args, name, None)
+        if v is not None and v is not False and v != []:  # given (--link-delay 0 too)
             raise UserError(f"--{name.replace('_', '-')} applies to --fabric")
 
 

@@ -566,6 +566,8 @@ def test_a_refused_value_is_named_as_given(argv, message, scratch, capsys):
         (["cosim", "--ports=4", "--op", "all-reduce"], "--op applies to --fabric"),
         (["cosim", "--ports=4", "--packet", "--strategy", "MP2-DP2-PP1"], "--strategy applies"),
         (["cosim", "--ports=4", "--link-delay=2"], "--link-delay applies to --fabric"),
+        (["cosim", "--ports=4", "--check"], "--check applies to --fabric"),
+        (["cosim", "--ports=4", "--flits=16"], "--flits applies to --fabric"),
         # The flow engine's options with another engine (its times came out unchanged).
         (
             ["collective", "--size=1MiB", "--engine=packet", "--sharing=proportional"],
