@@ -3,7 +3,8 @@
 The inverse of reader.py: a GlobalMetadata record (version ``WRITER_VERSION``), then one
 Node per TraceNode; the communicator groups go to ``PREFIX.comm_groups.json``, the file
 ASTRA-sim 2.x takes as ``--comm-group-configuration``. Files are written under temporary
-names and renamed into place, so a failed run leaves no partial job.
+names and renamed into place, and the files of a job that fails part way are removed, so a
+failed run leaves no partial job.
 """
 
 from __future__ import annotations
@@ -78,19 +79,24 @@ def write_trace(
     prefix.parent.mkdir(parents=True, exist_ok=True)
     suffix = ".et.gz" if compress else ".et"
     encoded: dict[int, bytes] = {}
-    out = []
-    for r, nodes in enumerate(ranks):
-        key = id(nodes)
-        data = encoded.get(key)
-        if data is None:
-            data = encode_program(nodes)
-            if compress:
-                data = gzip.compress(data, compresslevel=6, mtime=0)
-            encoded[key] = data
-        out.append(_write(Path(f"{prefix}.{r}{suffix}"), data))
-    if comm_groups:
-        text = json.dumps({k: list(v) for k, v in comm_groups.items()}, indent=1)
-        out.append(_write(Path(f"{prefix}{GROUPS_SUFFIX}"), text.encode()))
+    out: list[Path] = []
+    try:
+        for r, nodes in enumerate(ranks):
+            key = id(nodes)
+            data = encoded.get(key)
+            if data is None:
+                data = encode_program(nodes)
+                if compress:
+                    data = gzip.compress(data, compresslevel=6, mtime=0)
+                encoded[key] = data
+            out.append(_write(Path(f"{prefix}.{r}{suffix}"), data))
+        if comm_groups:
+            text = json.dumps({k: list(v) for k, v in comm_groups.items()}, indent=1)
+            out.append(_write(Path(f"{prefix}{GROUPS_SUFFIX}"), text.encode()))
+    except BaseException:  # the ranks written so far are not a job: none of them stays
+        for path in out:
+            path.unlink(missing_ok=True)
+        raise
     return out
 
 

@@ -38,9 +38,9 @@ def run(args: argparse.Namespace) -> int:
     if is_trace(args.workload):
         raise UserError(f"--workload {args.workload} is a Chakra trace already")
     if args.output:
-        if args.output.endswith(("/", os.sep)) or Path(args.output).is_dir():
+        if args.output.endswith(("/", os.sep)):  # a folder: PREFIX.r.et would sit beside it
             raise UserError(
-                f"-o {args.output} is a folder: give a prefix for the files, such as "
+                f"-o {args.output} names a folder: give a prefix for the files, such as "
                 f"{Path(args.output) / 'job'}"
             )
         check_file(f"{args.output}.0.et", "trace file")

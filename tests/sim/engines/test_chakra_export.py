@@ -150,19 +150,22 @@ def test_fred_export_names_the_files_it_writes(tmp_path, capsys):
     assert f"{tmp_path / 'z'}.0.et.gz ... {tmp_path / 'z'}.19.et.gz" in out
     # A folder is not a prefix (it used to write ./adir.0.et beside the folder).
     assert main([*argv, "-o", f"{tmp_path}/"]) == 2
-    assert "is a folder: give a prefix" in capsys.readouterr().err
+    assert "names a folder: give a prefix" in capsys.readouterr().err
     assert not list(tmp_path.parent.glob(f"{tmp_path.name}.*"))
+    # A prefix that is also a folder's name is a prefix: the files go beside the folder.
+    (tmp_path / "runs").mkdir()
+    assert main([*argv, "-o", str(tmp_path / "runs")]) == 0
+    assert (tmp_path / "runs.0.et").is_file()
 
 
-def test_a_trace_that_cannot_be_written_is_named_as_asked(tmp_path, monkeypatch):
-    # The error names PREFIX.r.et, not the temporary name the file is written under.
+def test_a_trace_that_cannot_be_written_is_named_as_asked(tmp_path):
+    # The error names PREFIX.r.et, not the temporary name the file is written under; the
+    # temporary file and the ranks written before it are removed (no partial job).
     from fredfab.model.chakra.trace import TraceNode
 
-    def fail(self, data):
-        raise PermissionError(13, "Permission denied", str(self))
-
-    monkeypatch.setattr("pathlib.Path.write_bytes", fail)
+    (tmp_path / "p.2.et").mkdir()  # rank 2's file cannot replace a folder
+    rank = [TraceNode(0, "c", "COMP", duration=1.0)]
     with pytest.raises(OSError) as err:
-        write_trace(tmp_path / "p", [[TraceNode(0, "c", "COMP", duration=1.0)]])
-    assert err.value.filename == str(tmp_path / "p.0.et")
-    assert not list(tmp_path.iterdir())
+        write_trace(tmp_path / "p", [rank, [*rank], [*rank], [*rank]])
+    assert err.value.filename == str(tmp_path / "p.2.et")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.2.et"]
