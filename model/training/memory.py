@@ -71,6 +71,7 @@ class MemoryReport:
             f"{self.optimizer / GB:.1f}, activations {self.activations / GB:.1f}) "
             f"vs {self.capacity / GB:.0f} GB HBM; recompute {self.recompute}, "
             f"accumulation {self.accumulation}"
+            + (" (the most passes tried)" if self.accumulation == MAX_ACCUMULATION else "")
         )
 
 

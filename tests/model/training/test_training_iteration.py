@@ -191,6 +191,7 @@ def test_accumulation_passes_stop_at_their_limit():
     assert ACCUMULATION == (1, MAX_ACCUMULATION)
     rep = prepare("gpt3-175b", "fred-d", samples_per_replica=65536).memory
     assert not rep.fits and rep.accumulation == MAX_ACCUMULATION
+    assert rep.describe().endswith("accumulation 1024 (the most passes tried)")
     assert prepare("gpt3-175b", "fred-d", samples_per_replica=1024).memory.fits
 
 
