@@ -19,7 +19,7 @@ from fredfab.sim.cli.arguments import bounded_int
 def add_fabric_spec_arguments(p: argparse.ArgumentParser, what: str) -> argparse._ArgumentGroup:
     """``--fabric`` and ``--link-delay``; returns the group for a command's own fabric options.
     ``what``: what the command does with the fabric, for the help."""
-    from fredfab.hw.fabric_params import MAX_LINK_DELAY
+    from fredfab.hw.fabric_params import MAX_LINK_DELAY, FabricParams
 
     g = p.add_argument_group("fabric (--fabric)")
     g.add_argument(
@@ -31,13 +31,12 @@ def add_fabric_spec_arguments(p: argparse.ArgumentParser, what: str) -> argparse
     g.add_argument(
         "--link-delay",
         type=bounded_int((0, MAX_LINK_DELAY)),
-        help=f"register slices per link (0..{MAX_LINK_DELAY}; default {DEFAULT_LINK_DELAY})",
+        help=f"register slices per link (0..{MAX_LINK_DELAY}; default "
+        f"{FabricParams.__dataclass_fields__['link_delay'].default})",
     )
     return g
 
 
-#: Register slices per link of a fabric unless --link-delay says otherwise.
-DEFAULT_LINK_DELAY = 1
 #: Options of the fabric groups (``dest``; generate's and cosim's), each of which means
 #: nothing without --fabric.
 FABRIC_ONLY = ("link_delay", "op", "strategy", "flits", "check")
@@ -61,13 +60,9 @@ def fabric_params_from(args: argparse.Namespace):
     from fredfab.sim.cli.generate import INT_PARAMS
 
     ints = {name: getattr(args, name) for name in INT_PARAMS}  # m: None unless given
+    if args.link_delay is not None:  # else FabricParams' own default
+        ints["link_delay"] = args.link_delay
     try:
-        return FabricParams(
-            args.fabric,
-            arch=args.arch,
-            dtype=args.dtype,
-            link_delay=DEFAULT_LINK_DELAY if args.link_delay is None else args.link_delay,
-            **ints,
-        )
+        return FabricParams(args.fabric, arch=args.arch, dtype=args.dtype, **ints)
     except (InputError, OSError) as exc:
         raise UserError(f"--fabric {args.fabric}: {exc}") from None

@@ -167,11 +167,12 @@ def export_chakra(
                 reach[u, r] = got
                 stack.pop()
                 continue
-            todo = [d for d in waits_of(u) if (d, r) not in reach]
+            waits = waits_of(u)
+            todo = [d for d in waits if (d, r) not in reach]
             if todo:
                 stack.extend(todo)
                 continue
-            reach[u, r] = tuple(dict.fromkeys(x for d in waits_of(u) for x in reach[d, r]))
+            reach[u, r] = tuple(dict.fromkeys(x for d in waits for x in reach[d, r]))
             stack.pop()
         return reach[t, r]
 
