@@ -53,9 +53,16 @@ class Flow:
         left, sep, right = text.partition(":")
         if not sep:
             raise FlowError(f"flow {text!r}: expected IPS:OPS, e.g. 0,1:2 or 0-3:0-3")
-        return cls(
-            parse_ports(left, what=f"flow {text!r}"), parse_ports(right, what=f"flow {text!r}")
-        )
+        sides = []
+        for side, part in (("input", left), ("output", right)):
+            ports = parse_ports(part, what=f"flow {text!r}")
+            twice = sorted({p for p in ports if ports.count(p) > 1})
+            if twice:
+                # A port named twice is a typo more often than not (0,0 for 0,1): refuse it
+                # rather than fold it into one and run another flow than was meant.
+                raise FlowError(f"flow {text!r} names {side} port {twice[0]} twice")
+            sides.append(ports)
+        return cls(*sides)
 
 
 def parse_ports(text: str, what: str = "port list", unit: str = "port") -> list[int]:

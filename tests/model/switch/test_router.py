@@ -117,6 +117,21 @@ def test_empty_and_negative_ports_rejected():
         Flow.parse("0,1")
 
 
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("0,0:1", "names input port 0 twice"),
+        ("0-2,1:3", "names input port 1 twice"),
+        ("0:1,2-3,3", "names output port 3 twice"),
+    ],
+)
+def test_a_port_named_twice_in_a_flow_is_refused(text, message):
+    with pytest.raises(FlowError, match=message):
+        Flow.parse(text)
+    # The same ports named once each parse, and a port may be an input and an output.
+    assert Flow.parse("0,1:1") == Flow([0, 1], [1])
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(P=st.integers(2, 32), m=st.integers(2, 4), seed=st.integers(0, 2**32 - 1))
 def test_random_flow_sets(P, m, seed):
