@@ -38,13 +38,20 @@ def read_toml(path: Path, error: type[Exception], what: str = "the file") -> dic
         raise error(f"{path}: not valid TOML: {exc}") from None
 
 
+def _bound(x: float) -> str:
+    """A bound as written in a message: a large whole float in full (3000000000, not
+    3000000000.0)."""
+    return str(int(x)) if isinstance(x, float) and x.is_integer() and abs(x) >= 1e6 else str(x)
+
+
 def _bounds(lo: float | None, hi: float | None, lo_open: bool = False) -> str:
     if lo is not None and hi is not None:
-        return f"in [{lo}, {hi}]" if not lo_open else f"in ({lo}, {hi}]"
+        lo_s, hi_s = _bound(lo), _bound(hi)
+        return f"in [{lo_s}, {hi_s}]" if not lo_open else f"in ({lo_s}, {hi_s}]"
     if lo is not None:
-        return f"{'>' if lo_open else '>='} {lo}"
+        return f"{'>' if lo_open else '>='} {_bound(lo)}"
     if hi is not None:
-        return f"<= {hi}"
+        return f"<= {_bound(hi)}"
     return ""
 
 

@@ -36,7 +36,7 @@ import yaml
 
 from fredfab.model.input_files import read_text
 from fredfab.model.system.dims import DIM_KINDS, MAX_DIMS, Dim
-from fredfab.model.system.elements import MAX_NPUS, FabricError
+from fredfab.model.system.elements import MAX_LINK_GBPS, MAX_NPUS, FabricError
 from fredfab.model.system.fabric import Fabric
 from fredfab.model.system.topologies import dims_fabric
 from fredfab.model.system.units import GB, GIB, NS
@@ -130,7 +130,7 @@ def _dims(t: Table, keys: tuple[str, ...], bandwidth_unit: float) -> list[Dim]:
         for i, x in enumerate(raw)
     ]
     sizes = t.integers(k_npus, lo=2, hi=MAX_NPUS, max_len=MAX_DIMS)
-    bws = t.numbers(k_bw, lo=0, lo_open=True, max_len=MAX_DIMS)
+    bws = t.numbers(k_bw, lo=0, lo_open=True, hi=MAX_LINK_GBPS, max_len=MAX_DIMS)
     lats = t.numbers(k_lat, lo=0, max_len=MAX_DIMS)
     for k, v in ((k_npus, sizes), (k_bw, bws), (k_lat, lats)):
         if len(v) != len(kinds):

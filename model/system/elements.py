@@ -25,6 +25,10 @@ MAX_IO_CONTROLLERS = 1024
 MAX_SWITCHES = 4096
 #: Levels of a switch tree: a binary tree over MAX_NPUS NPUs.
 MAX_TREE_LEVELS = 12
+#: Most GB/s a link, I/O port or network dimension may be given: a million times the
+#: paper's 3 TB/s NPU-switch link, so a typo (or 1e308, which overflows to infinity once
+#: made bytes per second) fails at once, naming its key.
+MAX_LINK_GBPS = 3e9
 
 
 class FabricError(InputError):

@@ -99,6 +99,7 @@ from fredfab.model.system.channel_rule import MAX_CHANNELS, ChannelRule
 from fredfab.model.system.collective_library import MAX_PROTOCOLS, CollectiveLibrary, Protocol
 from fredfab.model.system.elements import (
     MAX_IO_CONTROLLERS,
+    MAX_LINK_GBPS,
     MAX_NPUS,
     MAX_SWITCHES,
     MAX_TREE_LEVELS,
@@ -254,7 +255,8 @@ def _library(t: Table) -> CollectiveLibrary:
             p.number("step_latency_us", lo=0) * US,
             p.number("bandwidth_fraction", lo=0, hi=1, lo_open=True),
             _channel_rule(p),
-            _scaled(p, "max_bus_GBps", GB, positive=True) or math.inf,  # absent: no cap
+            _scaled(p, "max_bus_GBps", GB, positive=True, hi=MAX_LINK_GBPS)
+            or math.inf,  # absent: no cap
         )
         for p in t.tables("protocols", _PROTOCOL, max_len=MAX_PROTOCOLS)
     ]
@@ -288,9 +290,13 @@ def _given(**kw: Any) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if v is not None}
 
 
-def _scaled(t: Table, key: str, unit: float, *, positive: bool) -> float | None:
-    """Field ``key`` times ``unit`` (GB/s, ns, GHz), or None when absent."""
-    v = t.number(key, None, lo=0, lo_open=positive)
+def _scaled(
+    t: Table, key: str, unit: float, *, positive: bool, hi: float | None = None
+) -> float | None:
+    """Field ``key`` (at most ``hi``) times ``unit`` (GB/s, ns, GHz), or None when absent."""
+    v = t.number(key, None, lo=0, lo_open=positive, hi=hi)
+    if v is not None and not math.isfinite(v * unit):
+        raise FabricError(f"{t.where}: '{key}' = {v:g} is too large")
     return None if v is None else v * unit
 
 
@@ -298,13 +304,13 @@ def _mesh(m: Table, name: str, desc: str) -> Fabric:
     return mesh(
         m.integer("width", lo=1, hi=MAX_NPUS),
         m.integer("height", lo=1, hi=MAX_NPUS),
-        link_bandwidth=m.number("link_bandwidth_GBps", lo=0, lo_open=True) * GB,
+        link_bandwidth=m.number("link_bandwidth_GBps", lo=0, lo_open=True, hi=MAX_LINK_GBPS) * GB,
         name=name,
         description=desc,
         **_given(
             link_latency=_scaled(m, "link_latency_ns", NS, positive=False),
             io_controllers=m.integer("io_controllers", None, lo=0, hi=MAX_IO_CONTROLLERS),
-            io_bandwidth=_scaled(m, "io_bandwidth_GBps", GB, positive=True),
+            io_bandwidth=_scaled(m, "io_bandwidth_GBps", GB, positive=True, hi=MAX_LINK_GBPS),
             io_latency=_scaled(m, "io_latency_ns", NS, positive=False),
             numbering=m.string("numbering", None, choices=MESH_NUMBERINGS),
         ),
@@ -313,7 +319,7 @@ def _mesh(m: Table, name: str, desc: str) -> Fabric:
 
 def _tree(t: Table, name: str, desc: str, timing: SwitchTiming) -> Fabric:
     radix = t.integers("radix", lo=1, hi=MAX_NPUS, max_len=MAX_TREE_LEVELS)
-    bw = t.numbers("bandwidth_GBps", lo=0, lo_open=True, max_len=MAX_TREE_LEVELS)
+    bw = t.numbers("bandwidth_GBps", lo=0, lo_open=True, hi=MAX_LINK_GBPS, max_len=MAX_TREE_LEVELS)
     latency: float | list[float] | None = None
     if isinstance(t.data.get("latency_ns"), list):
         latency = [x * NS for x in t.numbers("latency_ns", lo=0, max_len=MAX_TREE_LEVELS)]
@@ -329,7 +335,7 @@ def _tree(t: Table, name: str, desc: str, timing: SwitchTiming) -> Fabric:
         **_given(
             latency=latency,
             io_controllers=t.integer("io_controllers", None, lo=0, hi=MAX_IO_CONTROLLERS),
-            io_bandwidth=_scaled(t, "io_bandwidth_GBps", GB, positive=True),
+            io_bandwidth=_scaled(t, "io_bandwidth_GBps", GB, positive=True, hi=MAX_LINK_GBPS),
             io_latency=_scaled(t, "io_latency_ns", NS, positive=False),
             switch_m=t.integer("switch_m", None, lo=2, hi=MAX_SWITCH_M),
         ),
@@ -368,7 +374,7 @@ def _explicit(top: Table, name: str, desc: str, timing: SwitchTiming) -> Fabric:
             if nm not in index:
                 raise FabricError(f"{lk.where}: node {nm!r} is not declared in [[nodes]]")
             ends.append(index[nm])
-        bw = lk.number("bandwidth_GBps", lo=0, lo_open=True) * GB
+        bw = lk.number("bandwidth_GBps", lo=0, lo_open=True, hi=MAX_LINK_GBPS) * GB
         lat = _scaled(lk, "latency_ns", NS, positive=False)
         lat = LINK_LATENCY if lat is None else lat
         links.append(Link(len(links), ends[0], ends[1], bw, lat))

@@ -116,7 +116,7 @@ def test_explicit_graph_loads_like_the_generator(tmp_path):
         (
             'schema = "fred-fabric/1"\nname = "x"\n[mesh]\nwidth = 2\nheight = 2\n'
             "link_bandwidth_GBps = -1\n",
-            "'link_bandwidth_GBps' must be a finite number > 0, got -1",
+            r"'link_bandwidth_GBps' must be a finite number in \(0, 3000000000\], got -1",
         ),
         ("this is = = not toml", "not valid TOML"),
     ],
