@@ -221,6 +221,7 @@ def dataset_from_dict(data: Mapping[str, Any], path: Path) -> Dataset:
             raise ValidationDataError(f"{t.where}: a calibration point names what it 'fits'")
         if fits and not cal:
             raise ValidationDataError(f"{t.where}: 'fits' is for calibration points only")
+        _check_fits(fits, t.where)
         points.append(
             Point(
                 name,
@@ -248,6 +249,19 @@ def dataset_from_dict(data: Mapping[str, Any], path: Path) -> Dataset:
         tuple(points),
         factor,
     )
+
+
+def _check_fits(fits: tuple[str, ...], where: str) -> None:
+    """Each name in a point's ``fits`` is a calibrated parameter."""
+    # Imported here: the calibration module reads this one's DATA_DIR.
+    from fredfab.model.validation.calibration import PARAMETERS
+
+    for k in fits:
+        if k not in PARAMETERS:
+            raise ValidationDataError(
+                f"{where}: 'fits' names {k!r}, not a calibrated parameter; they are "
+                f"{', '.join(PARAMETERS)}"
+            )
 
 
 def _check_training(t: Table, per_node: int) -> None:

@@ -90,6 +90,9 @@ def test_a_minimal_collective_file_loads_with_its_precision():
     [
         ({"calibration": True}, "names what it 'fits'"),
         ({"fits": "fixed_cost"}, "calibration points only"),
+        # A name that is no parameter (accepted before, and shown as what the point fits).
+        ({"calibration": True, "fits": "foo"}, "'fits' names 'foo', not a calibrated parameter"),
+        ({"calibration": True, "fits": "fixed_cost ll_fractoin"}, "'ll_fractoin'"),
         ({"source": None}, "source"),
         ({"time_us": -1.0}, "time_us"),
         ({"ranks": 1}, "ranks"),
