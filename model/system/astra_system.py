@@ -78,6 +78,25 @@ NOT_MODELLED = {
     "all-to-all-implementation-custom": "not modelled: custom (Chakra) collectives",
     "per-node-custom-implementation": "not modelled: custom (Chakra) collectives",
 }
+#: Not-modelled keys ASTRA-sim reads as numbers (Sys.cc assigns them to ints and doubles,
+#: so a string there stops it), and those it reads as strings; each is checked so.
+NUMBER_KEYS = (
+    "active-chunks-per-dimension",
+    "endpoint-delay",
+    "local-reduction-delay",
+    "L",
+    "o",
+    "g",
+    "G",
+    "model-shared-bus",
+    "boost-mode",
+    "replay-only",
+    "trace-enabled",
+    "track-local-mem",
+)
+STRING_KEYS = ("scheduling-policy", "local-mem-trace-filename")
+#: What ASTRA-sim accepts for collective-optimization (anything else is its sys_panic).
+COLLECTIVE_OPTIMIZATIONS = ("baseline", "localBWAware")
 _ROOFLINE = ("roofline-enabled", "peak-perf", "local-mem-bw")
 #: What ASTRA-sim does with local-mem-bw besides its roofline (measured, docs/astra-sim.md).
 _LOCAL_MEM = (
@@ -150,6 +169,7 @@ def load_astra_system(path: str | Path) -> AstraSystem:
             f"{p}: unknown key {unknown[0]!r}; ASTRA-sim's system layer reads "
             f"{', '.join(KNOWN_KEYS)}"
         )
+    _check_not_modelled(raw, p)
     impls: dict[CollectiveKind, tuple[str, ...]] = {}
     for key, op in IMPLEMENTATION_KEYS.items():
         if key not in raw:
@@ -181,6 +201,25 @@ def load_astra_system(path: str | Path) -> AstraSystem:
             vals.append(float(v))
         roofline = (vals[0] * 1e12, vals[1] * 1e9)  # Sys.cc: TFLOPS, GB/s (10^9)
     return AstraSystem(str(p), impls, chunks, roofline, raw)
+
+
+def _check_not_modelled(raw: dict[str, Any], p: Path) -> None:
+    """The keys this model does not use still hold what ASTRA-sim would read, so a file
+    that runs here runs there too."""
+    for key in NUMBER_KEYS:
+        v = raw.get(key, 0)
+        if not isinstance(v, int | float) or isinstance(v, bool):
+            raise InputError(f"{p}: {key!r} must be a number, got {v!r}")
+    for key in STRING_KEYS:
+        v = raw.get(key, "")
+        if not isinstance(v, str):
+            raise InputError(f"{p}: {key!r} must be a string, got {v!r}")
+    v = raw.get("collective-optimization", "localBWAware")
+    if v not in COLLECTIVE_OPTIMIZATIONS:
+        raise InputError(
+            f"{p}: 'collective-optimization' must be "
+            f"{' or '.join(repr(c) for c in COLLECTIVE_OPTIMIZATIONS)}, got {v!r}"
+        )
 
 
 def algorithm_for(system: AstraSystem, op: str, dims: int | None) -> tuple[str | None, str]:

@@ -72,6 +72,11 @@ def test_bad_system_files(tmp_path, capsys):
         ({"all-reduce-implementation": ["ring"], "colour": 1}, "unknown key 'colour'"),
         ({"all-reduce-implementation": ["spiral"]}, "'spiral' is not an ASTRA-sim"),
         ({"preferred-dataset-splits": 0}, "'preferred-dataset-splits' must be"),
+        # Keys not modelled are still of the type ASTRA-sim reads (accepted before).
+        ({"endpoint-delay": "x"}, "'endpoint-delay' must be a number, got 'x'"),
+        ({"model-shared-bus": True}, "'model-shared-bus' must be a number, got True"),
+        ({"scheduling-policy": 1}, "'scheduling-policy' must be a string, got 1"),
+        ({"collective-optimization": "fast"}, "must be 'baseline' or 'localBWAware', got 'fast'"),
     ):
         bad.write_text(json.dumps(content))
         assert (
