@@ -20,7 +20,7 @@ import re
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
-from fredfab.hw.params import SwitchParams
+from fredfab.hw.params import PARAM_LIMITS, SwitchParams
 from fredfab.model import defaults
 from fredfab.model.errors import InputError
 from fredfab.model.switch.arches import ARCHES
@@ -82,6 +82,13 @@ class FabricParams:
         if self.fabric.routing != "tree":
             form = ROUTING_FORMS[self.fabric.routing]
             raise InputError(f"fabric {self.spec!r} is {form}; the fabric RTL needs a switch tree")
+        low, high = PARAM_LIMITS["m"]
+        if self.arch == "clos" and not low <= self.switch_m <= high:
+            # The model takes any m up to MAX_SWITCH_M; the generator builds fewer.
+            raise InputError(
+                f"fabric {self.spec!r} has switch_m = {self.switch_m}; the switch RTL is "
+                f"generated for m = {low}..{high} (the crossbar variant has no m)"
+            )
         for site in self.wiring.switches:  # validates every switch's parameters at once
             self.switch_params(site)
 
@@ -100,7 +107,8 @@ class FabricParams:
     def switch_params(self, site: SwitchSite) -> SwitchParams:
         return SwitchParams(
             ports=site.ports,
-            m=self.switch_m,
+            # A crossbar has no middle stage: the fabric's m is the Clos's alone.
+            m=self.switch_m if self.arch == "clos" else defaults.M,
             lanes=self.lanes,
             dtype=self.dtype,
             regs_per_stage=self.regs_per_stage,

@@ -12,6 +12,7 @@ from fredfab.hw.control import n_words
 from fredfab.hw.fabric import fabric_words, word_bases
 from fredfab.hw.fabric_manifest import generate, latency_cycles, path_latency
 from fredfab.hw.fabric_params import FabricParams
+from fredfab.model import defaults
 from fredfab.model.switch.fabric_wiring import BOUNDARY, FabricWiring
 from fredfab.model.system.loader import load_fabric
 from fredfab.sim.verify.toolchain import verilator_lint
@@ -126,6 +127,20 @@ def test_the_fabric_files_switch_m_builds_the_switches(tmp_path) -> None:
     t = FabricParams("tree:2x2", m=2)
     assert t.switch_m == t.fabric.switch_m == 2
     assert FabricParams("tree:2x2").switch_m == 3
+
+
+def test_a_switch_m_the_generator_does_not_build_is_told_as_the_fabrics(tmp_path) -> None:
+    """The model takes switch_m up to 64; the Clos generator builds m = 2..4. The file's m
+    is named (it used to be "m must be ... got 5", as if given on the command line), and
+    the crossbar, which has no m, builds the same fabric."""
+    spec = tmp_path / "m5.toml"
+    spec.write_text(SMALL_TREE.replace("switch_m = 2", "switch_m = 5"))
+    with pytest.raises(
+        ValueError, match=r"has switch_m = 5; the switch RTL is generated for m = 2\.\.4"
+    ):
+        FabricParams(str(spec))
+    x = FabricParams(str(spec), arch="xbar")
+    assert {x.switch_params(s).m for s in x.wiring.switches} == {defaults.M}
 
 
 def test_fred_generate_writes_a_fabrics_verilog_and_manifest(tmp_path, capsys) -> None:
