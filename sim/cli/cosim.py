@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     pass
 
 
+#: The idle and backpressure pattern of a --flows or --fabric run unless given.
+DEFAULT_PATTERN = "random"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from fredfab.sim.cli.cosim_fabric import add_fabric_arguments
     from fredfab.sim.cli.cosim_packet import add_packet_arguments
@@ -70,9 +74,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help=f"run only these standard scenarios: {', '.join(SCENARIO_NAMES)}",
     )
-    p.add_argument("--idle", choices=PATTERN_NAMES, default="random", help="input idles (--flows)")
     p.add_argument(
-        "--stall", choices=PATTERN_NAMES, default="random", help="output backpressure (--flows)"
+        "--idle",
+        choices=PATTERN_NAMES,
+        help=f"input idles (--flows, --fabric; default {DEFAULT_PATTERN})",
+    )
+    p.add_argument(
+        "--stall",
+        choices=PATTERN_NAMES,
+        help=f"output backpressure (--flows, --fabric; default {DEFAULT_PATTERN})",
     )
     p.add_argument(
         "--seed", type=bounded_int(SEED), default=1, help=f"scenario seed ({span(SEED)}; default 1)"
@@ -94,6 +104,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+def idle_and_stall(args: argparse.Namespace) -> tuple[str, str]:
+    """The --idle and --stall patterns of a --flows or --fabric run (None: not given)."""
+    return args.idle or DEFAULT_PATTERN, args.stall or DEFAULT_PATTERN
+
+
 def run(args: argparse.Namespace) -> int:
     from fredfab.sim.cli.cosim_packet import check_packet_options, run_packet_cli
     from fredfab.sim.verify.scenarios import ScenarioBuilder, standard_scenarios
@@ -104,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
 
         refuse_without_fabric(args)
     check_packet_options(args)
+    if not (args.flows or args.fabric or args.packet):
+        for name in ("idle", "stall"):
+            if getattr(args, name) is not None:  # the standard scenarios set their own
+                raise UserError(f"--{name} applies to --flows or --fabric")
     if args.packet:
         check_folder(args.root, "build folder")
         return run_packet_cli(args)
@@ -131,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             b.flows_phase(routing, f"flows, phase {k}", packets=args.packets, max_packet=4)
             for k in range(args.phases)
         ]
-        scenarios = [b.scenario("flows", phases, args.idle, args.stall, args.seed)]
+        scenarios = [b.scenario("flows", phases, *idle_and_stall(args), args.seed)]
     else:
         scenarios = standard_scenarios(params, args.seed, kinds=args.scenario)
     if args.inject_error:

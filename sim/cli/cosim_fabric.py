@@ -67,6 +67,7 @@ def _ops(args: argparse.Namespace, npus: tuple[int, ...]) -> list:
 
 def run_fabric(args: argparse.Namespace) -> int:
     from fredfab.model.switch.fabric_router import FabricRouteError
+    from fredfab.sim.cli.cosim import idle_and_stall
     from fredfab.sim.verify import cosim
     from fredfab.sim.verify.fabric_check import cross_check
     from fredfab.sim.verify.fabric_scenarios import FabricScenarioBuilder
@@ -80,7 +81,7 @@ def run_fabric(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     b = FabricScenarioBuilder(params, args.seed)
     try:
-        sc = b.scenario("fabric", ops, flits, args.idle, args.stall, args.seed)
+        sc = b.scenario("fabric", ops, flits, *idle_and_stall(args), args.seed)
     except FabricRouteError as exc:
         raise UserError(str(exc)) from None
     if args.inject_error:

@@ -39,7 +39,7 @@ HW_SOAK_CYCLES = (1_000, 10_000_000_000)
 BURST_RATE = (0.0, 1.0)
 SILENCE_RATE = (0.0, 0.01)
 #: Options of `fred cosim` that mean nothing in packet mode.
-CIRCUIT_ONLY = ("fabric", "flows", "scenario", "inject_error", "timing_card")
+CIRCUIT_ONLY = ("fabric", "flows", "scenario", "inject_error", "timing_card", "idle", "stall")
 #: Options of `fred cosim --packet` beyond the packet format's.
 RUN_OPTIONS = ("drop", "corrupt", "burst", "silence", "soak", "hw_soak", "hw_soak_threads")
 

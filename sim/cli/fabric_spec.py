@@ -57,8 +57,9 @@ def fabric_params_from(args: argparse.Namespace):
         raise UserError("--ports does not apply to --fabric: the fabric gives its switches ports")
     from fredfab.hw.fabric_params import FabricParams
     from fredfab.model.errors import InputError
-    from fredfab.sim.cli.generate import INT_PARAMS
+    from fredfab.sim.cli.generate import INT_PARAMS, refuse_m_for_xbar
 
+    refuse_m_for_xbar(args)
     ints = {name: getattr(args, name) for name in INT_PARAMS}  # m: None unless given
     if args.link_delay is not None:  # else FabricParams' own default
         ints["link_delay"] = args.link_delay

@@ -77,7 +77,14 @@ def add_params_arguments(
     )
 
 
+def refuse_m_for_xbar(args: argparse.Namespace) -> None:
+    """--m with --arch xbar is refused, not ignored: a crossbar has no middle stage."""
+    if args.arch == "xbar" and args.m is not None:
+        raise UserError("--m applies to --arch clos (its middle subnetworks); xbar has none")
+
+
 def params_from(args: argparse.Namespace) -> SwitchParams:
+    refuse_m_for_xbar(args)
     ints = {name: getattr(args, name) for name in INT_PARAMS}
     if ints["m"] is None:  # a command that can build a fabric, run on one switch
         ints["m"] = DEFAULTS["m"]

@@ -568,6 +568,11 @@ def test_a_refused_value_is_named_as_given(argv, message, scratch, capsys):
         (["cosim", "--ports=4", "--link-delay=2"], "--link-delay applies to --fabric"),
         (["cosim", "--ports=4", "--check"], "--check applies to --fabric"),
         (["cosim", "--ports=4", "--flits=16"], "--flits applies to --fabric"),
+        # Options whose defaults hid whether they were given (they were ignored).
+        (["cosim", "--ports=4", "--idle=none"], "--idle applies to --flows or --fabric"),
+        (["cosim", "--ports=4", "--packet", "--stall=none"], "--stall does not apply to --packet"),
+        (["cosim", "--ports=4", "--arch=xbar", "--m=3"], "--m applies to --arch clos"),
+        (["generate", "--fabric=fred-d", "--arch=xbar", "--m=3"], "--m applies to --arch clos"),
         # The flow engine's options with another engine (its times came out unchanged).
         (
             ["collective", "--size=1MiB", "--engine=packet", "--sharing=proportional"],
