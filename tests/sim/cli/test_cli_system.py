@@ -15,6 +15,22 @@ def test_collective_json(capsys):
     assert rows[0]["time_s"] == pytest.approx(2**26 / 3e12, rel=1e-2)
 
 
+def test_a_time_on_a_coarse_event_grid_says_so(capsys):
+    """A 1 ms grid made a 404.5 ns All-Reduce 3 ms, with nothing to say it was the grid."""
+    argv = ["collective", "--fabric", "fred-d", "--size", "1MiB", "--json"]
+    assert main(argv) == 0
+    exact = json.loads(capsys.readouterr().out)[0]
+    assert not any("resolution" in n for n in exact["notes"])
+    for ns, coarse in ((1_000_000, True), (1, False)):
+        assert main([*argv, "--resolution-ns", str(ns)]) == 0
+        row = json.loads(capsys.readouterr().out)[0]
+        (note,) = [n for n in row["notes"] if n.startswith(f"--resolution-ns {ns}:")]
+        steps = row["time_s"] / (ns * 1e-9)
+        assert f"{steps:.4g} steps of the event grid" in note
+        assert ("the grid is coarse for it" in note) is coarse
+    assert row["time_s"] == pytest.approx(exact["time_s"], abs=1e-9)  # 1 ns: within a step
+
+
 def test_collective_table_lists_every_fabric(capsys):
     assert main(["collective", "--size", "1MiB", "--op", "reduce-scatter"]) == 0
     out = capsys.readouterr().out
