@@ -85,9 +85,14 @@ class FabricParams:
         low, high = PARAM_LIMITS["m"]
         if self.arch == "clos" and not low <= self.switch_m <= high:
             # The model takes any m up to MAX_SWITCH_M; the generator builds fewer.
+            whose = (
+                f"m = {self.m}"
+                if self.m is not None
+                else f"fabric {self.spec!r} has switch_m = {self.switch_m}"
+            )
             raise InputError(
-                f"fabric {self.spec!r} has switch_m = {self.switch_m}; the switch RTL is "
-                f"generated for m = {low}..{high} (the crossbar variant has no m)"
+                f"{whose}; the switch RTL is generated for m = {low}..{high} "
+                "(the crossbar variant has no m)"
             )
         for site in self.wiring.switches:  # validates every switch's parameters at once
             self.switch_params(site)

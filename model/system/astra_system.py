@@ -78,8 +78,9 @@ NOT_MODELLED = {
     "all-to-all-implementation-custom": "not modelled: custom (Chakra) collectives",
     "per-node-custom-implementation": "not modelled: custom (Chakra) collectives",
 }
-#: Not-modelled keys ASTRA-sim reads as numbers (Sys.cc assigns them to ints and doubles,
-#: so a string there stops it), and those it reads as strings; each is checked so.
+#: Not-modelled keys ASTRA-sim reads as numbers (Sys.cc assigns them to ints and doubles
+#: or compares them with 0: a number or a boolean passes, a string stops it), and those it
+#: reads as strings; each is checked so.
 NUMBER_KEYS = (
     "active-chunks-per-dimension",
     "endpoint-delay",
@@ -94,9 +95,12 @@ NUMBER_KEYS = (
     "trace-enabled",
     "track-local-mem",
 )
-STRING_KEYS = ("scheduling-policy", "local-mem-trace-filename")
-#: What ASTRA-sim accepts for collective-optimization (anything else is its sys_panic).
-COLLECTIVE_OPTIMIZATIONS = ("baseline", "localBWAware")
+STRING_KEYS = ("local-mem-trace-filename",)
+#: The values ASTRA-sim accepts for these (anything else is its sys_panic).
+CHOICES = {
+    "scheduling-policy": ("LIFO", "FIFO", "EXPLICIT"),
+    "collective-optimization": ("baseline", "localBWAware"),
+}
 _ROOFLINE = ("roofline-enabled", "peak-perf", "local-mem-bw")
 #: What ASTRA-sim does with local-mem-bw besides its roofline (measured, docs/astra-sim.md).
 _LOCAL_MEM = (
@@ -208,18 +212,18 @@ def _check_not_modelled(raw: dict[str, Any], p: Path) -> None:
     that runs here runs there too."""
     for key in NUMBER_KEYS:
         v = raw.get(key, 0)
-        if not isinstance(v, int | float) or isinstance(v, bool):
+        if not isinstance(v, int | float):  # bool is an int: nlohmann converts it too
             raise InputError(f"{p}: {key!r} must be a number, got {v!r}")
     for key in STRING_KEYS:
         v = raw.get(key, "")
         if not isinstance(v, str):
             raise InputError(f"{p}: {key!r} must be a string, got {v!r}")
-    v = raw.get("collective-optimization", "localBWAware")
-    if v not in COLLECTIVE_OPTIMIZATIONS:
-        raise InputError(
-            f"{p}: 'collective-optimization' must be "
-            f"{' or '.join(repr(c) for c in COLLECTIVE_OPTIMIZATIONS)}, got {v!r}"
-        )
+    for key, choices in CHOICES.items():
+        v = raw.get(key, choices[0])
+        if not (isinstance(v, str) and v in choices):
+            raise InputError(
+                f"{p}: {key!r} must be {', '.join(repr(c) for c in choices)}, got {v!r}"
+            )
 
 
 def algorithm_for(system: AstraSystem, op: str, dims: int | None) -> tuple[str | None, str]:

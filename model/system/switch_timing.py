@@ -22,6 +22,9 @@ MAX_FLIT_BYTES = 65536
 #: post-layout numbers use.
 DEFAULT_CLOCK_HZ = 1 * GHZ
 DEFAULT_CLOCK_SOURCE = "assumed: the paper gives no switch clock"
+#: Most GHz a fabric file may give its switch clock: a thousand times the assumed 1 GHz, so a
+#: typo (or 1e300, infinite in Hz) fails at once, naming its key.
+MAX_CLOCK_GHZ = 1000.0
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ build in RTL (hw/fabric_params.py), and its links' register slices.
 
 The switches' m is the fabric's own ``switch_m`` (the fabric file's, or the paper's 3): the
 RTL is the fabric the system model describes. An explicit ``--m`` must agree with it (a
-parametric ``tree:RxR`` takes it as its switches' m); the other switch parameters (--arch,
+parametric ``tree:RxR`` takes it as its switches' m); the Clos generator builds m = 2..4,
+and a crossbar (--arch xbar) has no m at all. The other switch parameters (--arch,
 --lanes, --dtype, --regs-per-stage, --slots, --word-width) apply to every switch, and each
 switch gets as many ports as the fabric gives it.
 """
@@ -26,7 +27,8 @@ def add_fabric_spec_arguments(p: argparse.ArgumentParser, what: str) -> argparse
         "--fabric",
         metavar="SPEC",
         help=f"{what}: fred-b, fred-d, a fabric TOML file or tree:4x5[+ioN]; its switches take "
-        "the fabric's switch_m (an explicit --m must agree) and their ports from the fabric",
+        "the fabric's switch_m (an explicit --m must agree; xbar takes none) and their ports "
+        "from the fabric",
     )
     g.add_argument(
         "--link-delay",

@@ -25,8 +25,9 @@ def run_generate_fabric(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {v_path} and {j_path} in {seconds:.2f} s")
     ports = sorted({sw["params"]["ports"] for sw in info["switches"]})
+    kind = f"Fred_{params.switch_m}" if params.arch == "clos" else "crossbar"
     print(
-        f"{info['fabric']['name']}: {len(info['switches'])} switches (Fred_{params.switch_m}, "
+        f"{info['fabric']['name']}: {len(info['switches'])} switches ({kind}, "
         f"{'/'.join(map(str, ports))} ports, {params.lanes} x {params.dtype} per flit), "
         f"{len(info['fabric']['boundary'])} boundary ports, {params.link_delay} register "
         f"slice(s) per link, latency up to {info['latency_cycles']} cycles, "

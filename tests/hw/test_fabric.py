@@ -141,6 +141,9 @@ def test_a_switch_m_the_generator_does_not_build_is_told_as_the_fabrics(tmp_path
         FabricParams(str(spec))
     x = FabricParams(str(spec), arch="xbar")
     assert {x.switch_params(s).m for s in x.wiring.switches} == {defaults.M}
+    # An m given for a parametric tree is named as given.
+    with pytest.raises(ValueError, match=r"^m = 8; the switch RTL is generated for m = 2\.\.4"):
+        FabricParams("tree:2x2", m=8)
 
 
 def test_fred_generate_writes_a_fabrics_verilog_and_manifest(tmp_path, capsys) -> None:

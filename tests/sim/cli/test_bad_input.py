@@ -602,3 +602,24 @@ def test_an_option_without_what_it_belongs_to_is_refused(argv, message, scratch,
     code, _, err = run_bad(argv, scratch, capsys)
     assert code == EXIT_BAD_INPUT and message in err
     assert (scratch / "build").is_file()  # nothing was built (build/ is a file here)
+
+
+def test_options_left_out_take_their_defaults_where_they_apply():
+    """--idle/--stall and --m default to None so that "given" can be told from "left out";
+    where they apply and are left out, the run takes the documented defaults (no build)."""
+    from fredfab.model import defaults
+    from fredfab.sim.cli import build_parser
+    from fredfab.sim.cli.cosim import DEFAULT_PATTERN, idle_and_stall
+    from fredfab.sim.cli.fabric_spec import fabric_params_from
+
+    parse = build_parser(["cosim"]).parse_args
+    assert idle_and_stall(parse(["cosim", "-P", "4", "--flows", "0-3:0-3"])) == (
+        DEFAULT_PATTERN,
+        DEFAULT_PATTERN,
+    )
+    given = parse(["cosim", "-P", "4", "--flows", "0-3:0-3", "--idle", "none", "--stall", "stalls"])
+    assert idle_and_stall(given) == ("none", "stalls")
+    xbar = fabric_params_from(parse(["cosim", "--fabric", "fred-d", "--arch", "xbar"]))
+    assert {xbar.switch_params(s).m for s in xbar.wiring.switches} == {defaults.M}
+    clos = fabric_params_from(parse(["cosim", "--fabric", "fred-d"]))
+    assert clos.switch_m == clos.fabric.switch_m

@@ -74,9 +74,10 @@ def test_bad_system_files(tmp_path, capsys):
         ({"preferred-dataset-splits": 0}, "'preferred-dataset-splits' must be"),
         # Keys not modelled are still of the type ASTRA-sim reads (accepted before).
         ({"endpoint-delay": "x"}, "'endpoint-delay' must be a number, got 'x'"),
-        ({"model-shared-bus": True}, "'model-shared-bus' must be a number, got True"),
-        ({"scheduling-policy": 1}, "'scheduling-policy' must be a string, got 1"),
-        ({"collective-optimization": "fast"}, "must be 'baseline' or 'localBWAware', got 'fast'"),
+        ({"model-shared-bus": "yes"}, "'model-shared-bus' must be a number, got 'yes'"),
+        ({"local-mem-trace-filename": 1}, "'local-mem-trace-filename' must be a string, got 1"),
+        ({"scheduling-policy": "SJF"}, "must be 'LIFO', 'FIFO', 'EXPLICIT', got 'SJF'"),
+        ({"collective-optimization": "fast"}, "must be 'baseline', 'localBWAware', got 'fast'"),
     ):
         bad.write_text(json.dumps(content))
         assert (
@@ -84,6 +85,15 @@ def test_bad_system_files(tmp_path, capsys):
         )
         err = capsys.readouterr().err
         assert err.startswith("fred collective: error: ") and message in err
+
+
+def test_flags_written_as_booleans_load_as_astra_sim_reads_them(tmp_path):
+    """ASTRA-sim compares its flags with 0 and converts booleans to numbers: true passes."""
+    from fredfab.model.system.astra_system import load_astra_system
+
+    f = tmp_path / "sys.json"
+    f.write_text(json.dumps({**SYSTEM, "trace-enabled": True, "model-shared-bus": False}))
+    assert load_astra_system(f).raw["trace-enabled"] is True
 
 
 def test_estimate_a_trace_with_the_system_file(files, tmp_path, capsys):
