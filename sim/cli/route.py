@@ -17,7 +17,7 @@ from fredfab.sim.cli.arguments import (
     flows_within,
     span,
 )
-from fredfab.sim.cli.generate import DEFAULTS
+from fredfab.sim.cli.generate import DEFAULTS, refuse_m_for_xbar
 from fredfab.sim.cli.output import check_file, write_text
 
 
@@ -32,8 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--m",
         type=bounded_int(ROUTE_M),
-        default=DEFAULTS["m"],
-        help=f"middle subnetworks m ({span(ROUTE_M)}; default {DEFAULTS['m']})",
+        help=f"middle subnetworks m of --arch clos ({span(ROUTE_M)}; default {DEFAULTS['m']})",
     )
     p.add_argument(
         "--arch",
@@ -74,8 +73,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.emit_config is not None:
         check_file(args.emit_config, "configuration file")
+    refuse_m_for_xbar(args)
+    m = DEFAULTS["m"] if args.m is None else args.m
     flows = flows_within(args.flow, args.ports)
-    routing = route(flows, args.ports, args.m, backtrack=not args.no_backtrack, arch=args.arch)
+    routing = route(flows, args.ports, m, backtrack=not args.no_backtrack, arch=args.arch)
     if args.emit_config is not None:
         write_config_words(routing, args.emit_config, args.word_width)
     if args.json:

@@ -573,6 +573,7 @@ def test_a_refused_value_is_named_as_given(argv, message, scratch, capsys):
         (["cosim", "--ports=4", "--packet", "--stall=none"], "--stall does not apply to --packet"),
         (["cosim", "--ports=4", "--arch=xbar", "--m=3"], "--m applies to --arch clos"),
         (["generate", "--fabric=fred-d", "--arch=xbar", "--m=3"], "--m applies to --arch clos"),
+        (["route", "-P", "4", "--arch=xbar", "--m=3", "--flow=0:1"], "--m applies to --arch clos"),
         # The flow engine's options with another engine (its times came out unchanged).
         (
             ["collective", "--size=1MiB", "--engine=packet", "--sharing=proportional"],
